@@ -1,0 +1,17 @@
+# A worker: CUDA runtime base (the driver comes from the node), a JRE on top.
+# Build from the repository root after `mvn -DskipTests package`:
+#   docker build -f docker/worker.Dockerfile -t mstar/worker .
+FROM nvidia/cuda:13.0.0-runtime-ubuntu24.04
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends openjdk-17-jre-headless curl \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --uid 10001 --no-create-home --shell /usr/sbin/nologin mstar
+
+COPY --chown=10001:10001 worker-service/target/worker-service-exec.jar /opt/mstar/worker.jar
+
+USER 10001
+EXPOSE 8081
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s \
+  CMD curl -fsS http://127.0.0.1:8081/actuator/health/liveness || exit 1
+ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-jar", "/opt/mstar/worker.jar"]

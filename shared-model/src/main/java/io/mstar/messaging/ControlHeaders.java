@@ -71,6 +71,14 @@ public final class ControlHeaders {
         return new Stamp(senderId, new Incarnation(incarnation), sentAtNanos, new ConfigDigest(config));
     }
 
+    /** The headers added to a record this receiver dead-letters, beside Spring's original-topic/exception headers. */
+    public static Headers deadLetter(EntityId receiver, DeadLetterReason reason) {
+        Headers headers = new org.apache.kafka.common.header.internals.RecordHeaders();
+        put(headers, DLQ_REASON, reason.value());
+        put(headers, DLQ_RECEIVER, receiver.value());
+        return headers;
+    }
+
     /** The last value of a header as text, or null when absent. */
     public static String text(Headers headers, String name) {
         if (headers == null) {

@@ -21,12 +21,12 @@ final class JavaCommand {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
-    static List<String> mainClass(String classpath, String mainClass, List<String> jvmOptions, List<String> args) {
+    /** {@code classpathArgs}: a java launcher argument file holding the {@code -cp} option. */
+    static List<String> mainClass(Path classpathArgs, String mainClass, List<String> jvmOptions, List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(javaExecutable());
         command.addAll(jvmOptions);
-        command.add("-cp");
-        command.add(classpath);
+        command.add("@" + classpathArgs);
         command.add(mainClass);
         command.addAll(args);
         return command;

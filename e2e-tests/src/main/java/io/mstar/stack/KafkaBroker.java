@@ -61,8 +61,12 @@ public final class KafkaBroker implements AutoCloseable {
             }
             List<String> jvmOptions = List.of(JavaCommand.HEAP, "-XX:+UseSerialGC",
                     "-Dlog4j2.configurationFile=" + logConfig, "-Djava.awt.headless=true");
-            format(classpath, jvmOptions, serverProperties, settings.logFile(), dataDir);
-            List<String> command = JavaCommand.mainClass(classpath, MAIN_CLASS, jvmOptions,
+            // The classpath goes in an argument file: ~40 jar paths would make the command line
+            // unreadable in ps and longer than what ProcessHandle.Info reports.
+            Path classpathArgs = dataDir.resolve("classpath.args");
+            Files.writeString(classpathArgs, "-cp \"" + classpath + "\"\n");
+            format(classpathArgs, jvmOptions, serverProperties, settings.logFile(), dataDir);
+            List<String> command = JavaCommand.mainClass(classpathArgs, MAIN_CLASS, jvmOptions,
                     List.of(serverProperties.toString()));
             ManagedProcess process = ManagedProcess.start("kafka", command, dataDir, settings.logFile());
             return new KafkaBroker(settings, port, process);
@@ -111,7 +115,7 @@ public final class KafkaBroker implements AutoCloseable {
                 "") ;
     }
 
-    private static void format(String classpath, List<String> jvmOptions, Path serverProperties,
+    private static void format(Path classpath, List<String> jvmOptions, Path serverProperties,
                                Path logFile, Path dataDir) {
         // What `StorageTool random-uuid` prints, without a JVM start for it.
         String clusterId = Uuid.randomUuid().toString();

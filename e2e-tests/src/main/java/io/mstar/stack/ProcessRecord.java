@@ -122,15 +122,34 @@ public record ProcessRecord(String name, long pid, String probe, List<String> co
     public Optional<ProcessHandle> liveHandle() {
         return ProcessHandle.of(pid)
                 .filter(ProcessHandle::isAlive)
-                .filter(handle -> runsRecordedCommand(handle.info()));
+                .filter(this::runsRecordedCommand);
     }
 
-    private boolean runsRecordedCommand(ProcessHandle.Info info) {
-        // argv[0] is left out: /proc reports the resolved executable, which may differ from the
-        // recorded path by symlinks. The arguments (jar path, ports) are specific enough.
-        Optional<String[]> arguments = info.arguments();
-        return arguments.isPresent()
-                && Arrays.asList(arguments.get()).equals(command.subList(1, command.size()));
+    private boolean runsRecordedCommand(ProcessHandle handle) {
+        // argv[0] is left out: the kernel may report the executable by another path (symlinks).
+        // The arguments (jar path, ports) are specific enough.
+        Optional<List<String>> arguments = arguments(handle);
+        return arguments.isPresent() && arguments.get().equals(command.subList(1, command.size()));
+    }
+
+    /**
+     * The process's arguments after argv[0]. Read from /proc where there is one, because
+     * {@code ProcessHandle.Info} on Linux reads only the first 4 KiB of the command line and
+     * reports no arguments at all beyond that.
+     */
+    private static Optional<List<String>> arguments(ProcessHandle handle) {
+        Path cmdline = Path.of("/proc", Long.toString(handle.pid()), "cmdline");
+        if (Files.isReadable(cmdline)) {
+            try {
+                String raw = Files.readString(cmdline, java.nio.charset.StandardCharsets.UTF_8);
+                List<String> argv = Arrays.asList(raw.split("\0", -1));
+                // The kernel terminates every argument with NUL, so the split ends in "".
+                return Optional.of(argv.subList(1, Math.max(1, argv.size() - 1)));
+            } catch (IOException e) {
+                return Optional.empty();
+            }
+        }
+        return handle.info().arguments().map(Arrays::asList);
     }
 
     public boolean isReady() {

@@ -49,6 +49,7 @@ public final class LocalStack implements AutoCloseable {
     private void launch() {
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         try {
+            keepPreviousLogs();
             LoopbackPorts ports = new LoopbackPorts();
             startBroker(ports);
             settings.progress.accept("starting kafka on " + broker.bootstrapServers());
@@ -97,6 +98,26 @@ public final class LocalStack implements AutoCloseable {
         services.add(service);
         ProcessRecord.ofService(service).write(runDir);
         return service;
+    }
+
+    /** One run per log file; the run before stays in {@code logs/previous/} for comparison. */
+    private void keepPreviousLogs() {
+        Path logs = settings.stateDir.resolve("logs");
+        Path previous = logs.resolve("previous");
+        try {
+            KafkaBroker.deleteRecursively(previous);
+            if (!java.nio.file.Files.isDirectory(logs)) {
+                return;
+            }
+            java.nio.file.Files.createDirectories(previous);
+            try (var files = java.nio.file.Files.newDirectoryStream(logs, "*.log")) {
+                for (Path log : files) {
+                    java.nio.file.Files.move(log, previous.resolve(log.getFileName()));
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new StackException("cannot rotate the logs in " + logs, e);
+        }
     }
 
     private Path logFile(String process) {

@@ -25,8 +25,8 @@ public final class LocalStack implements AutoCloseable {
     private final Path runDir;
     private final List<ServiceProcess> services = new ArrayList<>();
     private final Thread shutdownHook;
-    /** Set once stopping began; guarded by {@code this} so no process starts after it. */
-    private boolean stopping;
+    /** Set once stopping began; written under {@code this} so no process starts after it. */
+    private volatile boolean stopping;
     private KafkaBroker broker;
     private ServiceProcess conductor;
     private final List<ServiceProcess> workers = new ArrayList<>();
@@ -130,12 +130,18 @@ public final class LocalStack implements AutoCloseable {
         Instant deadline = start.plus(settings.readyTimeout);
         List<ServiceProcess> pending = new ArrayList<>(services);
         while (true) {
+            if (stopping) {
+                // The shutdown hook (Ctrl-C) is stopping everything: a dying service is expected.
+                throw new StackException("interrupted; stopping every process it had started");
+            }
             pending.removeIf(ServiceProcess::isReady);
             if (pending.isEmpty()) {
                 settings.progress.accept("ready after " + Duration.between(start, Instant.now()).toSeconds() + " s");
                 return;
             }
-            pending.forEach(ServiceProcess::checkAlive);
+            if (!stopping) {
+                pending.forEach(ServiceProcess::checkAlive);
+            }
             if (Instant.now().isAfter(deadline)) {
                 throw pending.get(0).notReadyIn(settings.readyTimeout);
             }
@@ -195,6 +201,9 @@ public final class LocalStack implements AutoCloseable {
 
     private synchronized void stopAll() {
         stopping = true;
+        if (Thread.currentThread() == shutdownHook && !processes().isEmpty()) {
+            settings.progress.accept("\ninterrupted: stopping the " + processes().size() + " processes started so far");
+        }
         List<Thread> stoppers = new ArrayList<>();
         List<RuntimeException> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
         for (ServiceProcess service : services) {

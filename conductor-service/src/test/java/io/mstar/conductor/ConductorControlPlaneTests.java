@@ -25,6 +25,7 @@ import io.mstar.conductor.lifecycle.WorkerLifecycle;
 import io.mstar.deployment.ConfigDigest;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.ControlHeaders;
+import io.mstar.messaging.ControlPlaneMeters;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Incarnation;
@@ -144,6 +145,7 @@ class ConductorControlPlaneTests {
                 .contains("mstar_conductor_messages_received_total{message_type=\"abort_request\"} 1.0")
                 .contains("mstar_conductor_message_latency_seconds_count{message_type=\"abort_request\"} 1")
                 .contains("mstar_conductor_kafka_consumer_lag_records"));
+        assertScrapeHoldsEveryDeclaredMeter();
     }
 
     @Test
@@ -162,6 +164,20 @@ class ConductorControlPlaneTests {
 
     private WebTestClient.ResponseSpec readiness() {
         return web.get().uri("/actuator/health/readiness").exchange();
+    }
+
+    /** STYLE §9: the scrape holds every meter the role declares, under the Prometheus name operators query. */
+    private void assertScrapeHoldsEveryDeclaredMeter() {
+        String scrape = prometheus();
+        for (ControlPlaneMeters.Definition definition : ControlPlaneMeters.Definition.values()) {
+            String base = definition.meterName(ControlPlaneMeters.Role.CONDUCTOR).replace('.', '_');
+            String expected = switch (definition.type()) {
+                case COUNTER -> base + "_total";
+                case TIMER -> base + "_seconds_count";
+                default -> base + "_" + definition.baseUnit();
+            };
+            assertThat(scrape).as(definition.name()).containsPattern("(?m)^" + expected + "[{ ]");
+        }
     }
 
     private String prometheus() {

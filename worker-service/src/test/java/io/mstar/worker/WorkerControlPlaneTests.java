@@ -23,6 +23,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 import io.mstar.deployment.ConfigDigest;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.ControlHeaders;
+import io.mstar.messaging.ControlPlaneMeters;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Incarnation;
@@ -133,6 +134,7 @@ class WorkerControlPlaneTests {
         // Received means handed to the engine loop, which owns the count.
         assertThat(loop.ask(state -> state.handled().get(WorkerMessageType.DRAIN_REQUEST)).block(Duration.ofSeconds(2)))
                 .isEqualTo(1L);
+        assertScrapeHoldsEveryDeclaredMeter();
     }
 
     @Test
@@ -151,6 +153,20 @@ class WorkerControlPlaneTests {
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(prometheus())
                 .contains("mstar_worker_kafka_consumer_lag_records")
                 .contains("mstar_worker_messages_dead_lettered_total{reason=\"unknown\"}"));
+    }
+
+    /** STYLE §9: the scrape holds every meter the role declares, under the Prometheus name operators query. */
+    private void assertScrapeHoldsEveryDeclaredMeter() {
+        String scrape = prometheus();
+        for (ControlPlaneMeters.Definition definition : ControlPlaneMeters.Definition.values()) {
+            String base = definition.meterName(ControlPlaneMeters.Role.WORKER).replace('.', '_');
+            String expected = switch (definition.type()) {
+                case COUNTER -> base + "_total";
+                case TIMER -> base + "_seconds_count";
+                default -> base + "_" + definition.baseUnit();
+            };
+            assertThat(scrape).as(definition.name()).containsPattern("(?m)^" + expected + "[{ ]");
+        }
     }
 
     private String prometheus() {

@@ -38,8 +38,7 @@ class RecordKeysTests {
 
     @Test
     void failRequestsIsKeyedByTheSendingWorkerNotByARequest() {
-        // A mutable map: the wire branch's Canonical.optionalMap NPEs on Map.of(...) (containsValue(null)).
-        ConductorMessage fail = ConductorMessage.of(new FailRequests(new java.util.HashMap<>(Map.of("r-1", "boom", "r-2", "oom"))));
+        ConductorMessage fail = ConductorMessage.of(new FailRequests(Map.of("r-1", "boom", "r-2", "oom")));
 
         assertThat(RecordKeys.of(fail, EntityId.worker(2))).isEqualTo("worker-2");
     }

@@ -146,6 +146,10 @@ class WorkerControlPlaneTests {
                 .collect(java.util.stream.Collectors.toSet());
         assertThat(threads).contains("mstar-worker-1-engine-loop");
         assertThat(threads).anyMatch(name -> name.startsWith("mstar-worker-1-inbox-"));
+        // Engine state leaves the loop only through ask(): reading it from here must fail loudly.
+        EngineLoop.State leaked = loop.ask(state -> state).block(Duration.ofSeconds(2));
+        org.assertj.core.api.Assertions.assertThatThrownBy(leaked::handled)
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("mstar-worker-1-engine-loop");
     }
 
     @Test

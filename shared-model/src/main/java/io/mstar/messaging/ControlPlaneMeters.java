@@ -119,6 +119,20 @@ public final class ControlPlaneMeters implements AutoCloseable {
                 .register(registry));
     }
 
+    /**
+     * Registers the sent and received series of every message type this role can send or receive at zero,
+     * so dashboards and {@code rate()} see them before the first message. Types are closed wire enums.
+     */
+    public void declareMessageTypes(Iterable<String> sentTypes, Iterable<String> receivedTypes) {
+        for (String type : sentTypes) {
+            counter(sent, Definition.MESSAGES_SENT, type);
+        }
+        for (String type : receivedTypes) {
+            counter(received, Definition.MESSAGES_RECEIVED, type);
+            latencyTimer(type);
+        }
+    }
+
     public Role role() {
         return role;
     }
@@ -133,14 +147,17 @@ public final class ControlPlaneMeters implements AutoCloseable {
         counter(received, Definition.MESSAGES_RECEIVED, messageType).increment();
         // Clock skew between hosts can make this negative; a timer cannot hold that, so it records zero.
         long nanos = Math.max(0, nowEpochNanos - sentAtEpochNanos);
-        latency.computeIfAbsent(messageType, type -> track(Timer.builder(Definition.MESSAGE_LATENCY.meterName(role))
-                        .description(Definition.MESSAGE_LATENCY.description())
-                        .tag(TAG_MESSAGE_TYPE, type)
-                        .publishPercentileHistogram()
-                        .minimumExpectedValue(Duration.ofMillis(1))
-                        .maximumExpectedValue(Duration.ofSeconds(10))
-                        .register(registry)))
-                .record(nanos, TimeUnit.NANOSECONDS);
+        latencyTimer(messageType).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    private Timer latencyTimer(String messageType) {
+        return latency.computeIfAbsent(messageType, type -> track(Timer.builder(Definition.MESSAGE_LATENCY.meterName(role))
+                .description(Definition.MESSAGE_LATENCY.description())
+                .tag(TAG_MESSAGE_TYPE, type)
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(Duration.ofSeconds(10))
+                .register(registry)));
     }
 
     /** A record was sent to the dead-letter topic. */

@@ -67,7 +67,7 @@ public record CurrentForwardPassInfo(
         if (map == null) {
             return Collections.emptySortedMap();
         }
-        if (map.containsValue(null)) {
+        if (map.values().stream().anyMatch(java.util.Objects::isNull)) {
             throw new IllegalArgumentException(field + " has a null value");
         }
         return Collections.unmodifiableSortedMap(new TreeMap<>(map));

@@ -16,7 +16,7 @@ public record MultiSamplingConfig(SamplingConfig main, Map<String, SamplingConfi
     public MultiSamplingConfig {
         main = main == null ? SamplingConfig.DEFAULT : main;
         aux = aux == null ? Collections.emptySortedMap() : Collections.unmodifiableSortedMap(new TreeMap<>(aux));
-        if (aux.containsValue(null)) {
+        if (aux.values().stream().anyMatch(java.util.Objects::isNull)) {
             throw new IllegalArgumentException("aux has a null config");
         }
     }

@@ -76,7 +76,7 @@ final class Canonical {
         if (map == null || map.isEmpty()) {
             return Collections.emptySortedMap();
         }
-        if (map.containsValue(null)) {
+        if (map.values().stream().anyMatch(java.util.Objects::isNull)) {
             throw new IllegalArgumentException(field + " has a null value");
         }
         return Collections.unmodifiableSortedMap(new TreeMap<>(map));

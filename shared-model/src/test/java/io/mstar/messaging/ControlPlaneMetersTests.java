@@ -39,6 +39,17 @@ class ControlPlaneMetersTests {
     }
 
     @Test
+    void declaredMessageTypesExistAtZeroBeforeTheFirstMessage() {
+        ControlPlaneMeters meters = new ControlPlaneMeters(registry, ControlPlaneMeters.Role.CONDUCTOR);
+        meters.declareMessageTypes(List.of("new_request", "drain_request"), List.of("setup_done"));
+
+        assertThat(registry.get("mstar.conductor.messages.sent").counters()).hasSize(2)
+                .allSatisfy(c -> assertThat(c.count()).isZero());
+        assertThat(registry.get("mstar.conductor.messages.received").tag("message_type", "setup_done").counter().count()).isZero();
+        assertThat(registry.get("mstar.conductor.message.latency").tag("message_type", "setup_done").timer().count()).isZero();
+    }
+
+    @Test
     void negativeLatencyFromClockSkewRecordsZero() {
         ControlPlaneMeters meters = new ControlPlaneMeters(registry, ControlPlaneMeters.Role.WORKER);
         meters.received("setup_done", 5_000, 1_000);

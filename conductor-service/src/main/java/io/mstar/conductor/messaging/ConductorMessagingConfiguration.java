@@ -80,7 +80,12 @@ class ConductorMessagingConfiguration {
 
     @Bean
     ControlPlaneMeters controlPlaneMeters(MeterRegistry registry) {
-        return new ControlPlaneMeters(registry, ControlPlaneMeters.Role.CONDUCTOR);
+        ControlPlaneMeters meters = new ControlPlaneMeters(registry, ControlPlaneMeters.Role.CONDUCTOR);
+        // The conductor sends to workers and receives on its own topic.
+        meters.declareMessageTypes(
+                java.util.Arrays.stream(io.mstar.wire.WorkerMessageType.values()).map(io.mstar.wire.WorkerMessageType::value).toList(),
+                java.util.Arrays.stream(io.mstar.wire.ConductorMessageType.values()).map(io.mstar.wire.ConductorMessageType::value).toList());
+        return meters;
     }
 
     /** Every topic of the deployment; existing topics are left as they are. */

@@ -40,18 +40,28 @@ public final class EngineLoop implements SmartLifecycle {
     /** How often the loop wakes when idle: bounds heartbeat jitter and the liveness heartbeat's resolution. */
     private static final Duration TICK = Duration.ofMillis(100);
 
-    /** State the loop owns; only {@link #ask} queries may read it. */
+    /** State the loop owns; only {@link #ask} queries may read it, and every accessor checks that. */
     public static final class State {
         private final Map<WorkerMessageType, Long> handled = new EnumMap<>(WorkerMessageType.class);
         private long setupDonesSent;
+        private Thread owner;
 
         /** Messages received per type since start. */
         public Map<WorkerMessageType, Long> handled() {
+            checkOwner();
             return Map.copyOf(handled);
         }
 
         public long setupDonesSent() {
+            checkOwner();
             return setupDonesSent;
+        }
+
+        private void checkOwner() {
+            if (owner != Thread.currentThread()) {
+                throw new IllegalStateException("engine state is owned by "
+                        + (owner == null ? "no thread yet" : owner.getName()) + ", not " + Thread.currentThread().getName());
+            }
         }
     }
 
@@ -108,6 +118,7 @@ public final class EngineLoop implements SmartLifecycle {
     }
 
     private void run() {
+        state.owner = Thread.currentThread();
         log.info("engine loop started");
         while (!stopRequested) {
             try {

@@ -86,7 +86,14 @@ class WorkerMessagingConfiguration {
 
     @Bean
     ControlPlaneMeters controlPlaneMeters(MeterRegistry registry) {
-        return new ControlPlaneMeters(registry, ControlPlaneMeters.Role.WORKER);
+        ControlPlaneMeters meters = new ControlPlaneMeters(registry, ControlPlaneMeters.Role.WORKER);
+        List<String> workerTypes = java.util.Arrays.stream(io.mstar.wire.WorkerMessageType.values())
+                .map(io.mstar.wire.WorkerMessageType::value).toList();
+        // A worker sends to the conductor and to its peers, and receives worker messages only.
+        meters.declareMessageTypes(java.util.stream.Stream.concat(
+                java.util.Arrays.stream(io.mstar.wire.ConductorMessageType.values()).map(io.mstar.wire.ConductorMessageType::value),
+                workerTypes.stream()).toList(), workerTypes);
+        return meters;
     }
 
     /** Every topic of the deployment; existing topics are left as they are. */

@@ -2,6 +2,7 @@ package io.mstar.bench.kafka;
 
 import io.mstar.stack.KafkaBroker;
 import io.mstar.stack.ProjectLayout;
+import io.mstar.wire.WireCodec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -42,7 +43,8 @@ import org.apache.kafka.common.serialization.LongSerializer;
  */
 public final class KafkaRoundTrip {
 
-    private static final String TOPIC = "mstar.worker.worker-0";
+    /** worker_graphs_done travels to the conductor. */
+    private static final String TOPIC = "mstar.conductor";
     private static final Duration RECEIVE_TIMEOUT = Duration.ofSeconds(30);
 
     private final String bootstrapServers;
@@ -59,7 +61,7 @@ public final class KafkaRoundTrip {
         int pipelined = intOption(args, "--pipelined", 200_000);
         byte[] envelope = envelope();
         Path dir = Files.createTempDirectory("mstar-kafka-roundtrip");
-        System.out.printf("envelope: worker_graphs_done, %d bytes of JSON; warm-up %d, measured %d%n",
+        System.out.printf("envelope: worker_graphs_done to %s, %d bytes of JSON; warm-up %d, measured %d%n", TOPIC,
                 envelope.length, warmup, messages);
         try (KafkaBroker broker = KafkaBroker.start(ProjectLayout.discover(),
                 KafkaBroker.Settings.in(dir.resolve("kafka-data"), dir.resolve("kafka.log")))) {
@@ -132,7 +134,7 @@ public final class KafkaRoundTrip {
         ProducerRecord<Long, byte[]> record = new ProducerRecord<>(TOPIC, sequence, envelope);
         // The headers every control message carries (ARCHITECTURE §3.2), so record size is real.
         record.headers()
-                .add("mstar-sender", "conductor".getBytes(StandardCharsets.UTF_8))
+                .add("mstar-sender", "worker-1".getBytes(StandardCharsets.UTF_8))
                 .add("mstar-incarnation", "5f0c8a3e9b7d4e21".getBytes(StandardCharsets.UTF_8))
                 .add("mstar-sent-at", Long.toString(sentAt).getBytes(StandardCharsets.UTF_8))
                 .add("mstar-config", "3b8f1c0d9e2a47b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2"
@@ -205,10 +207,12 @@ public final class KafkaRoundTrip {
     }
 
     private static byte[] envelope() throws IOException {
-        // A representative worker_graphs_done (one persisted descriptor, timings, rx/tx), the
-        // most frequent large control message; hand-written so the driver needs no codec.
+        // A representative worker_graphs_done (one persisted descriptor, loop indices, timings,
+        // rx/tx), the most frequent large control message: the golden file trimmed to one entry
+        // per list. Decoded and re-encoded, so the bytes are exactly what the codec would send.
         try (InputStream in = KafkaRoundTrip.class.getResourceAsStream("worker_graphs_done.json")) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8).strip().getBytes(StandardCharsets.UTF_8);
+            WireCodec codec = new WireCodec();
+            return codec.encode(codec.decodeConductorMessage(in.readAllBytes()));
         }
     }
 

@@ -112,7 +112,7 @@ public final class KafkaBroker implements AutoCloseable {
                 // A local stack lives hours, not weeks: keep the data directory small.
                 "log.retention.bytes=104857600",
                 "log.segment.bytes=16777216",
-                "") ;
+                "");
     }
 
     private static void format(Path classpath, List<String> jvmOptions, Path serverProperties,

@@ -1,5 +1,8 @@
 package io.mstar.wire;
 
+import java.util.HashMap;
+import java.util.Map;
+
 /**
  * Types of the messages the conductor receives from workers (and from its own front end).
  * The {@link #value()} is what travels in {@code message_type}: names may change, values never.
@@ -11,6 +14,14 @@ public enum ConductorMessageType {
     READS_DONE("reads_done", ReadsDone.class),
     SETUP_DONE("setup_done", SetupDone.class),
     WORKER_GRAPHS_DONE("worker_graphs_done", WorkerGraphsDone.class);
+
+    private static final Map<String, ConductorMessageType> BY_VALUE = new HashMap<>();
+
+    static {
+        for (ConductorMessageType t : values()) {
+            BY_VALUE.put(t.value, t);
+        }
+    }
 
     private final String value;
     private final Class<? extends ConductorMessageBody> bodyType;
@@ -32,12 +43,7 @@ public enum ConductorMessageType {
 
     /** The type whose wire value is {@code value}, or null when there is none. */
     public static ConductorMessageType fromValue(String value) {
-        for (ConductorMessageType t : values()) {
-            if (t.value.equals(value)) {
-                return t;
-            }
-        }
-        return null;
+        return BY_VALUE.get(value);
     }
 
     /** The type whose body class is exactly {@code bodyType}. */

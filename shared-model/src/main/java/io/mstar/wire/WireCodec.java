@@ -72,6 +72,8 @@ public final class WireCodec {
     // ---- encode -----------------------------------------------------------------------------
 
     /**
+     * Encodes a message to a worker as UTF-8 JSON.
+     *
      * @throws IllegalArgumentException when a double in the message is not finite
      */
     public byte[] encode(WorkerMessage m) {
@@ -79,6 +81,8 @@ public final class WireCodec {
     }
 
     /**
+     * Encodes a message to the conductor as UTF-8 JSON.
+     *
      * @throws IllegalArgumentException when a double in the message is not finite
      */
     public byte[] encode(ConductorMessage m) {
@@ -99,7 +103,11 @@ public final class WireCodec {
 
     // ---- decode -----------------------------------------------------------------------------
 
-    /** Decodes a message to a worker. @throws WireFormatException for anything but a valid one */
+    /**
+     * Decodes a message to a worker.
+     *
+     * @throws WireFormatException for anything but one valid document; nothing else is thrown
+     */
     public WorkerMessage decodeWorkerMessage(byte[] json) {
         return decode(json, new Envelope<WorkerMessage>() {
             @Override
@@ -117,7 +125,11 @@ public final class WireCodec {
         });
     }
 
-    /** Decodes a message to the conductor. @throws WireFormatException for anything but a valid one */
+    /**
+     * Decodes a message to the conductor.
+     *
+     * @throws WireFormatException for anything but one valid document; nothing else is thrown
+     */
     public ConductorMessage decodeConductorMessage(byte[] json) {
         return decode(json, new Envelope<ConductorMessage>() {
             @Override

@@ -1,5 +1,8 @@
 package io.mstar.wire;
 
+import java.util.HashMap;
+import java.util.Map;
+
 /**
  * Types of the messages a worker receives, from the conductor or from a peer worker.
  * The {@link #value()} is what travels in {@code message_type}: names may change, values never.
@@ -14,6 +17,14 @@ public enum WorkerMessageType {
     TENSOR_RECEIVED("tensor_received", TensorReceived.class),
     TP_NO_SPEC("tp_no_spec", TPNoSpeculation.class),
     UNPERSIST_TENSORS("unpersist", UnpersistTensors.class);
+
+    private static final Map<String, WorkerMessageType> BY_VALUE = new HashMap<>();
+
+    static {
+        for (WorkerMessageType t : values()) {
+            BY_VALUE.put(t.value, t);
+        }
+    }
 
     private final String value;
     private final Class<? extends WorkerMessageBody> bodyType;
@@ -35,12 +46,7 @@ public enum WorkerMessageType {
 
     /** The type whose wire value is {@code value}, or null when there is none. */
     public static WorkerMessageType fromValue(String value) {
-        for (WorkerMessageType t : values()) {
-            if (t.value.equals(value)) {
-                return t;
-            }
-        }
-        return null;
+        return BY_VALUE.get(value);
     }
 
     /** The type whose body class is exactly {@code bodyType}. */

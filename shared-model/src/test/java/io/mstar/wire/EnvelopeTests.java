@@ -36,6 +36,19 @@ class EnvelopeTests {
     }
 
     @Test
+    void unknownWireValuesHaveNoEnumConstant() {
+        assertThat(WorkerMessageType.fromValue("unpersist_tensors")).isNull();
+        assertThat(WorkerMessageType.fromValue("unpersist")).isEqualTo(WorkerMessageType.UNPERSIST_TENSORS);
+        assertThat(ConductorMessageType.fromValue("NEW_REQUEST")).isNull();
+        assertThat(Status.fromValue("in_progress")).isEqualTo(Status.IN_PROGRESS);
+        assertThat(Status.fromValue("IN_PROGRESS")).isNull();
+        assertThat(MessageSource.fromCode(1)).isEqualTo(MessageSource.TP_RANK_0);
+        assertThat(MessageSource.fromCode(3)).isNull();
+        assertThat(MessageSource.fromCode(-1)).isNull();
+        assertThatThrownBy(() -> WorkerMessageType.forBody(AbortRequest.class)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void anEnvelopeRejectsABodyOfAnotherType() {
         assertThatThrownBy(() -> new WorkerMessage(WorkerMessageType.REMOVE_REQUEST, new DrainRequest("r")))
                 .isInstanceOf(IllegalArgumentException.class);

@@ -47,7 +47,7 @@ final class GoldenMessages {
 
     static CurrentForwardPassInfo requestInfo() {
         SamplingConfig main = new SamplingConfig(151_936, 0.7, 50, 0.9, true, 1.1, 1234L);
-        SamplingConfig aux = new SamplingConfig(4096, 1.0, 20, 0.95, false, 1.05, 99L);
+        SamplingConfig aux = new SamplingConfig(4096, 1.0, 20, 0.95, true, 1.05, 99L);
         return new CurrentForwardPassInfo("req-7f3a", "decode", true, 12, 987_654_321_012L, 2048,
                 Map.of("llm", new MultiSamplingConfig(main, Map.of("codebook_1", aux))),
                 Map.of("image_size", "1024x1024", "phase", "warm"),

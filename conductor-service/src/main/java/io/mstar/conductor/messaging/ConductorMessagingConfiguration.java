@@ -1,11 +1,13 @@
 package io.mstar.conductor.messaging;
 
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
@@ -41,7 +43,9 @@ import io.mstar.messaging.Incarnation;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Topics;
 import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.ConductorMessageType;
 import io.mstar.wire.WireCodec;
+import io.mstar.wire.WorkerMessageType;
 
 /**
  * The conductor's control plane on Kafka (ARCHITECTURE §3.2): topics created at start-up, one idempotent
@@ -82,9 +86,8 @@ class ConductorMessagingConfiguration {
     ControlPlaneMeters controlPlaneMeters(MeterRegistry registry) {
         ControlPlaneMeters meters = new ControlPlaneMeters(registry, ControlPlaneMeters.Role.CONDUCTOR);
         // The conductor sends to workers and receives on its own topic.
-        meters.declareMessageTypes(
-                java.util.Arrays.stream(io.mstar.wire.WorkerMessageType.values()).map(io.mstar.wire.WorkerMessageType::value).toList(),
-                java.util.Arrays.stream(io.mstar.wire.ConductorMessageType.values()).map(io.mstar.wire.ConductorMessageType::value).toList());
+        meters.declareMessageTypes(Arrays.stream(WorkerMessageType.values()).map(WorkerMessageType::value).toList(),
+                Arrays.stream(ConductorMessageType.values()).map(ConductorMessageType::value).toList());
         return meters;
     }
 
@@ -126,7 +129,7 @@ class ConductorMessagingConfiguration {
             KafkaTemplate<String, byte[]> deadLetterTemplate, InboxPosition position, LifecycleLoop loop) {
         DefaultKafkaConsumerFactory<String, ConductorMessage> consumerFactory = new DefaultKafkaConsumerFactory<>(
                 ControlClientSettings.consumer(kafka.buildConsumerProperties(), topics, identity.self()),
-                org.apache.kafka.common.serialization.StringDeserializer::new,
+                StringDeserializer::new,
                 () -> new ErrorHandlingDeserializer<>(new ConductorMessageDeserializer(codec, identity.config())));
         ContainerProperties containerProperties = new ContainerProperties(topics.conductor());
         containerProperties.setGroupId(topics.consumerGroup(identity.self()));

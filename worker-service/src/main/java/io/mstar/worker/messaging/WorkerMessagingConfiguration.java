@@ -1,11 +1,14 @@
 package io.mstar.worker.messaging;
 
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
+import java.util.stream.Stream;
 
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.kafka.autoconfigure.KafkaProperties;
@@ -39,10 +42,11 @@ import io.mstar.messaging.Incarnation;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Topics;
 import io.mstar.messaging.WorkerMessageDeserializer;
+import io.mstar.wire.ConductorMessageType;
 import io.mstar.wire.WireCodec;
 import io.mstar.wire.WorkerMessage;
+import io.mstar.wire.WorkerMessageType;
 import io.mstar.worker.engine.EngineLoop;
-import io.mstar.worker.engine.SetupDoneAcks;
 import io.mstar.worker.engine.WorkerProperties;
 
 /**
@@ -87,12 +91,11 @@ class WorkerMessagingConfiguration {
     @Bean
     ControlPlaneMeters controlPlaneMeters(MeterRegistry registry) {
         ControlPlaneMeters meters = new ControlPlaneMeters(registry, ControlPlaneMeters.Role.WORKER);
-        List<String> workerTypes = java.util.Arrays.stream(io.mstar.wire.WorkerMessageType.values())
-                .map(io.mstar.wire.WorkerMessageType::value).toList();
+        List<String> workerTypes = Arrays.stream(WorkerMessageType.values()).map(WorkerMessageType::value).toList();
         // A worker sends to the conductor and to its peers, and receives worker messages only.
-        meters.declareMessageTypes(java.util.stream.Stream.concat(
-                java.util.Arrays.stream(io.mstar.wire.ConductorMessageType.values()).map(io.mstar.wire.ConductorMessageType::value),
-                workerTypes.stream()).toList(), workerTypes);
+        meters.declareMessageTypes(Stream.concat(
+                Arrays.stream(ConductorMessageType.values()).map(ConductorMessageType::value), workerTypes.stream()).toList(),
+                workerTypes);
         return meters;
     }
 
@@ -129,23 +132,12 @@ class WorkerMessagingConfiguration {
     }
 
     @Bean
-    SetupDoneAcks setupDoneAcks() {
-        return new SetupDoneAcks();
-    }
-
-    @Bean
-    EngineLoop engineLoop(ControlIdentity identity, WorkerProperties worker, ControlPlaneSender sender,
-            InboxPosition position, SetupDoneAcks acks) {
-        return new EngineLoop(identity.self(), worker.setupDoneInterval(), sender, position, acks);
-    }
-
-    @Bean
     ConcurrentMessageListenerContainer<String, WorkerMessage> workerInboxContainer(KafkaProperties kafka,
             Topics topics, ControlIdentity identity, WireCodec codec, ControlPlaneMeters meters,
             KafkaTemplate<String, byte[]> deadLetterTemplate, InboxPosition position, EngineLoop loop) {
         DefaultKafkaConsumerFactory<String, WorkerMessage> consumerFactory = new DefaultKafkaConsumerFactory<>(
                 ControlClientSettings.consumer(kafka.buildConsumerProperties(), topics, identity.self()),
-                org.apache.kafka.common.serialization.StringDeserializer::new,
+                StringDeserializer::new,
                 () -> new ErrorHandlingDeserializer<>(new WorkerMessageDeserializer(codec, identity.config())));
         ContainerProperties containerProperties = new ContainerProperties(topics.inbox(identity.self()));
         containerProperties.setGroupId(topics.consumerGroup(identity.self()));

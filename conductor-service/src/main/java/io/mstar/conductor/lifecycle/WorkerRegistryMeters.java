@@ -1,0 +1,77 @@
+package io.mstar.conductor.lifecycle;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.mstar.messaging.EntityId;
+
+/**
+ * The worker registry's meters, declared once (STYLE §9). Tagged by worker id, which is bounded by the
+ * deployment config; registered up front for every configured worker so series exist from the start.
+ * <ul>
+ *   <li>{@code mstar.conductor.workers} (gauge, tag {@code state}): configured workers per lifecycle state;</li>
+ *   <li>{@code mstar.conductor.worker.restarts} (counter, tag {@code worker}): new incarnations seen;</li>
+ *   <li>{@code mstar.conductor.worker.losses} (counter, tag {@code worker}): READY to LOST moves.</li>
+ * </ul>
+ */
+public final class WorkerRegistryMeters implements AutoCloseable {
+
+    public static final String WORKERS = "mstar.conductor.workers";
+    public static final String RESTARTS = "mstar.conductor.worker.restarts";
+    public static final String LOSSES = "mstar.conductor.worker.losses";
+
+    private final MeterRegistry registry;
+    private final List<Meter> registered = new ArrayList<>();
+    private final Map<EntityId, Counter> restarts = new HashMap<>();
+    private final Map<EntityId, Counter> losses = new HashMap<>();
+
+    private volatile Supplier<Map<EntityId, WorkerLifecycle>> states = Map::of;
+
+    public WorkerRegistryMeters(MeterRegistry registry, Collection<EntityId> workers) {
+        this.registry = registry;
+        for (WorkerLifecycle state : WorkerLifecycle.values()) {
+            registered.add(Gauge.builder(WORKERS, this, m -> m.states.get().values().stream().filter(state::equals).count())
+                    .description("Configured workers by lifecycle state")
+                    .tag("state", state.name().toLowerCase(java.util.Locale.ROOT))
+                    .register(registry));
+        }
+        for (EntityId worker : workers) {
+            restarts.put(worker, track(Counter.builder(RESTARTS).description("New worker incarnations seen (restarts)")
+                    .tag("worker", worker.value()).register(registry)));
+            losses.put(worker, track(Counter.builder(LOSSES).description("Workers declared lost after the loss timeout")
+                    .tag("worker", worker.value()).register(registry)));
+        }
+    }
+
+    /** {@code states} is read at scrape time and must return a published snapshot, never the owner's state. */
+    public void bindStates(Supplier<Map<EntityId, WorkerLifecycle>> states) {
+        this.states = states;
+    }
+
+    void restarted(EntityId worker) {
+        restarts.get(worker).increment();
+    }
+
+    void lost(EntityId worker) {
+        losses.get(worker).increment();
+    }
+
+    private Counter track(Counter counter) {
+        registered.add(counter);
+        return counter;
+    }
+
+    @Override
+    public void close() {
+        registered.forEach(registry::remove);
+        registered.clear();
+    }
+}

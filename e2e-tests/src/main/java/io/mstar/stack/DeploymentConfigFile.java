@@ -1,0 +1,57 @@
+package io.mstar.stack;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+/**
+ * The deployment config (ARCHITECTURE §4.2) every process of a local stack shares, written for
+ * N workers. The services' built-in toy model {@code counter} has two stages; with N workers the
+ * even ordinals serve {@code stage_a} and the odd ones {@code stage_b} (data-parallel replicas),
+ * and one worker serves both, so any N is a valid deployment of the same graph.
+ */
+final class DeploymentConfigFile {
+
+    private DeploymentConfigFile() {
+    }
+
+    static String yaml(int workers) {
+        if (workers < 1) {
+            throw new IllegalArgumentException("a stack needs at least one worker, not " + workers);
+        }
+        List<String> lines = new ArrayList<>();
+        lines.add("# Written by the local stack for " + workers + " worker(s); rewritten on every start.");
+        lines.add("models:");
+        lines.add("  - name: counter");
+        lines.add("    node_groups:");
+        if (workers == 1) {
+            lines.add("      - node_names: [stage_a, stage_b]");
+            lines.add("        workers: [0]");
+        } else {
+            lines.add("      - node_names: [stage_a]");
+            lines.add("        workers: " + ordinals(workers, 0));
+            lines.add("      - node_names: [stage_b]");
+            lines.add("        workers: " + ordinals(workers, 1));
+        }
+        return String.join("\n", lines) + "\n";
+    }
+
+    static Path write(Path file, int workers) {
+        try {
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, yaml(workers));
+            return file;
+        } catch (IOException e) {
+            throw new StackException("cannot write the deployment config " + file, e);
+        }
+    }
+
+    private static String ordinals(int workers, int parity) {
+        return IntStream.range(0, workers).filter(n -> n % 2 == parity)
+                .mapToObj(Integer::toString).collect(Collectors.joining(", ", "[", "]"));
+    }
+}

@@ -1,0 +1,328 @@
+package io.mstar.stack;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+
+/**
+ * A whole M* deployment on this machine: one real Kafka broker, the conductor and N workers,
+ * each its own process, sharing one deployment config. Everything lives under a state
+ * directory: {@code logs/<process>.log}, {@code run/<process>.pid}, {@code kafka-data/},
+ * {@code deployment.yaml}.
+ *
+ * <p>{@link #close()} stops exactly what this instance started. A JVM shutdown hook does the
+ * same if the owner never gets to call it (a test JVM killed by Ctrl-C, {@code bin/mstar up}
+ * interrupted); {@link #detach()} drops the hook once processes are meant to outlive this JVM.
+ */
+public final class LocalStack implements AutoCloseable {
+
+    private final Builder settings;
+    private final Path runDir;
+    private final List<ServiceProcess> services = new ArrayList<>();
+    private final Thread shutdownHook;
+    /** Set once stopping began; written under {@code this} so no process starts after it. */
+    private volatile boolean stopping;
+    private KafkaBroker broker;
+    private ServiceProcess conductor;
+    private final List<ServiceProcess> workers = new ArrayList<>();
+
+    private LocalStack(Builder settings) {
+        this.settings = settings;
+        this.runDir = settings.stateDir.resolve("run");
+        this.shutdownHook = new Thread(this::stopAll, "mstar-stack-shutdown");
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts the broker, waits for it, then starts the conductor and the workers together; each
+     * process's record is written as soon as it exists, so an interrupted start leaves nothing
+     * that {@code down} cannot find. On any failure stops what it started and rethrows.
+     */
+    private void launch() {
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+        try {
+            keepPreviousLogs();
+            LoopbackPorts ports = new LoopbackPorts();
+            startBroker(ports);
+            settings.progress.accept("starting kafka on " + broker.bootstrapServers());
+            broker.awaitReady();
+
+            Path deploymentConfig = DeploymentConfigFile.write(settings.stateDir.resolve("deployment.yaml"),
+                    settings.workers);
+            List<String> common = List.of(
+                    "--spring.kafka.bootstrap-servers=" + broker.bootstrapServers(),
+                    "--mstar.deployment.config=" + deploymentConfig,
+                    "--mstar.messaging.topic-prefix=" + settings.topicPrefix);
+            conductor = startService("conductor", settings.layout.conductorJar(),
+                    ports.orFree(settings.conductorPort), common);
+            for (int n = 0; n < settings.workers; n++) {
+                int port = settings.workerBasePort > 0 ? settings.workerBasePort + n : ports.orFree(0);
+                List<String> args = new ArrayList<>(common);
+                args.add("--mstar.worker.id=" + n);
+                workers.add(startService("worker-" + n, settings.layout.workerJar(), port, args));
+            }
+            awaitReady();
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private synchronized void startBroker(LoopbackPorts ports) {
+        refuseWhenStopping();
+        broker = KafkaBroker.launch(settings.layout, new KafkaBroker.Settings(
+                settings.stateDir.resolve("kafka-data"), logFile("kafka"), settings.kafkaPort,
+                settings.kafkaControllerPort, settings.readyTimeout, Duration.ofSeconds(30)), ports);
+        ProcessRecord.ofBroker(broker).write(runDir);
+    }
+
+    /** A shutdown hook may be stopping the stack while the starting thread goes on. */
+    private void refuseWhenStopping() {
+        if (stopping) {
+            throw new StackException("the local stack is being stopped");
+        }
+    }
+
+    private synchronized ServiceProcess startService(String name, Path jar, int port, List<String> args) {
+        refuseWhenStopping();
+        ServiceProcess service = ServiceProcess.start(new ServiceProcess.Spec(name, jar, port, args,
+                logFile(name), settings.stateDir, Duration.ofSeconds(30)));
+        services.add(service);
+        ProcessRecord.ofService(service).write(runDir);
+        return service;
+    }
+
+    /** One run per log file; the run before stays in {@code logs/previous/} for comparison. */
+    private void keepPreviousLogs() {
+        Path logs = settings.stateDir.resolve("logs");
+        Path previous = logs.resolve("previous");
+        try {
+            KafkaBroker.deleteRecursively(previous);
+            if (!java.nio.file.Files.isDirectory(logs)) {
+                return;
+            }
+            java.nio.file.Files.createDirectories(previous);
+            try (var files = java.nio.file.Files.newDirectoryStream(logs, "*.log")) {
+                for (Path log : files) {
+                    java.nio.file.Files.move(log, previous.resolve(log.getFileName()));
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new StackException("cannot rotate the logs in " + logs, e);
+        }
+    }
+
+    private Path logFile(String process) {
+        return settings.stateDir.resolve("logs").resolve(process + ".log");
+    }
+
+    /** Waits until every service answers readiness 200, reporting who is still starting. */
+    private void awaitReady() {
+        Instant start = Instant.now();
+        Instant deadline = start.plus(settings.readyTimeout);
+        List<ServiceProcess> pending = new ArrayList<>(services);
+        while (true) {
+            if (stopping) {
+                // The shutdown hook (Ctrl-C) is stopping everything: a dying service is expected.
+                throw new StackException("interrupted; stopping every process it had started");
+            }
+            pending.removeIf(ServiceProcess::isReady);
+            if (pending.isEmpty()) {
+                settings.progress.accept("ready after " + Duration.between(start, Instant.now()).toSeconds() + " s");
+                return;
+            }
+            if (!stopping) {
+                pending.forEach(ServiceProcess::checkAlive);
+            }
+            if (Instant.now().isAfter(deadline)) {
+                throw pending.get(0).notReadyIn(settings.readyTimeout);
+            }
+            settings.progress.accept("waiting for " + pending.stream().map(ServiceProcess::name)
+                    .collect(Collectors.joining(", ")) + " (" + Duration.between(start, Instant.now()).toSeconds() + " s)");
+            Pause.of(Duration.ofMillis(500));
+        }
+    }
+
+    public String bootstrapServers() {
+        return broker.bootstrapServers();
+    }
+
+    public String topicPrefix() {
+        return settings.topicPrefix;
+    }
+
+    public KafkaBroker broker() {
+        return broker;
+    }
+
+    public ServiceProcess conductor() {
+        return conductor;
+    }
+
+    public List<ServiceProcess> workers() {
+        return List.copyOf(workers);
+    }
+
+    /** Every process this stack started, services first. */
+    public List<ManagedProcess> processes() {
+        List<ManagedProcess> all = new ArrayList<>();
+        services.forEach(s -> all.add(s.process()));
+        Optional.ofNullable(broker).ifPresent(b -> all.add(b.process()));
+        return all;
+    }
+
+    public Path stateDir() {
+        return settings.stateDir;
+    }
+
+    /** Lets the processes outlive this JVM: {@code bin/mstar up} calls this once all are ready. */
+    public void detach() {
+        Runtime.getRuntime().removeShutdownHook(shutdownHook);
+    }
+
+    /** Stops the services together, then the broker they talk to, and removes their records. */
+    @Override
+    public void close() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException alreadyShuttingDown) {
+            // Called from the hook itself or during JVM shutdown: the hook is running this anyway.
+        }
+        stopAll();
+    }
+
+    private synchronized void stopAll() {
+        stopping = true;
+        if (Thread.currentThread() == shutdownHook && !processes().isEmpty()) {
+            settings.progress.accept("\ninterrupted: stopping the " + processes().size() + " processes started so far");
+        }
+        List<Thread> stoppers = new ArrayList<>();
+        List<RuntimeException> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (ServiceProcess service : services) {
+            // In parallel: each takes a few seconds to drain on SIGTERM.
+            Thread stopper = new Thread(() -> {
+                try {
+                    service.close();
+                    ProcessRecord.ofService(service).delete(runDir);
+                } catch (RuntimeException e) {
+                    failures.add(e);
+                }
+            }, "mstar-stack-stop-" + service.name());
+            stopper.start();
+            stoppers.add(stopper);
+        }
+        for (Thread stopper : stoppers) {
+            try {
+                stopper.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                failures.add(new StackException("interrupted while stopping the services", e));
+            }
+        }
+        services.clear();
+        if (broker != null) {
+            try {
+                broker.close();
+                ProcessRecord.ofBroker(broker).delete(runDir);
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
+        if (!failures.isEmpty()) {
+            StackException failure = new StackException("stopping the local stack failed");
+            failures.forEach(failure::addSuppressed);
+            throw failure;
+        }
+    }
+
+    /** Options of a stack; every port 0 means "a free one". */
+    public static final class Builder {
+        private ProjectLayout layout;
+        private Path stateDir;
+        private int workers = 2;
+        private int kafkaPort;
+        private int kafkaControllerPort;
+        private int conductorPort;
+        private int workerBasePort;
+        private String topicPrefix = "mstar";
+        private Duration readyTimeout = Duration.ofSeconds(180);
+        private Consumer<String> progress = line -> { };
+
+        private Builder() {
+        }
+
+        public Builder layout(ProjectLayout layout) {
+            this.layout = layout;
+            return this;
+        }
+
+        /** Logs, pid records, broker data and the deployment config go here. */
+        public Builder stateDir(Path stateDir) {
+            this.stateDir = stateDir.toAbsolutePath().normalize();
+            return this;
+        }
+
+        public Builder workers(int workers) {
+            if (workers < 1) {
+                throw new IllegalArgumentException("workers must be at least 1, not " + workers);
+            }
+            this.workers = workers;
+            return this;
+        }
+
+        public Builder kafkaPorts(int port, int controllerPort) {
+            this.kafkaPort = port;
+            this.kafkaControllerPort = controllerPort;
+            return this;
+        }
+
+        public Builder conductorPort(int port) {
+            this.conductorPort = port;
+            return this;
+        }
+
+        /** Worker n listens on {@code port + n}. */
+        public Builder workerBasePort(int port) {
+            this.workerBasePort = port;
+            return this;
+        }
+
+        public Builder topicPrefix(String topicPrefix) {
+            this.topicPrefix = topicPrefix;
+            return this;
+        }
+
+        /** For the broker and, separately, for all services together. */
+        public Builder readyTimeout(Duration readyTimeout) {
+            this.readyTimeout = readyTimeout;
+            return this;
+        }
+
+        /** Receives one line per poll while waiting; called on the starting thread. */
+        public Builder progress(Consumer<String> progress) {
+            this.progress = progress;
+            return this;
+        }
+
+        /** Starts everything and returns once all of it is ready. */
+        public LocalStack start() {
+            if (layout == null) {
+                layout = ProjectLayout.discover();
+            }
+            if (stateDir == null) {
+                throw new IllegalStateException("stateDir is required");
+            }
+            LocalStack stack = new LocalStack(this);
+            stack.launch();
+            return stack;
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package io.mstar.stack;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A conductor or worker service running from its exec jar as its own JVM, reachable over real
+ * HTTP on 127.0.0.1. Readiness is the service's own actuator readiness group, so "ready" here
+ * means exactly what a Kubernetes probe would see.
+ */
+public final class ServiceProcess implements AutoCloseable {
+
+    /** How a service is started: its entity name, jar, HTTP port and Spring arguments. */
+    public record Spec(String name, Path jar, int httpPort, List<String> args, Path logFile,
+                       Path workingDir, Duration stopGrace) {
+
+        public Spec {
+            args = List.copyOf(args);
+        }
+    }
+
+    private final Spec spec;
+    private final ManagedProcess process;
+
+    private ServiceProcess(Spec spec, ManagedProcess process) {
+        this.spec = spec;
+        this.process = process;
+    }
+
+    /** Starts the JVM; does not wait for readiness. */
+    public static ServiceProcess start(Spec spec) {
+        List<String> args = new ArrayList<>();
+        args.add("--server.port=" + spec.httpPort());
+        // Actuator and API on loopback only: a developer's stack is not a network service.
+        args.add("--server.address=127.0.0.1");
+        args.addAll(spec.args());
+        List<String> command = JavaCommand.jar(spec.jar(),
+                List.of(JavaCommand.HEAP, "-XX:+UseSerialGC", "-Djava.awt.headless=true"), args);
+        return new ServiceProcess(spec, ManagedProcess.start(spec.name(), command, spec.workingDir(), spec.logFile()));
+    }
+
+    public String name() {
+        return spec.name();
+    }
+
+    public String baseUrl() {
+        return "http://127.0.0.1:" + spec.httpPort();
+    }
+
+    public String readinessUrl() {
+        return baseUrl() + "/actuator/health/readiness";
+    }
+
+    public String prometheusUrl() {
+        return baseUrl() + "/actuator/prometheus";
+    }
+
+    public ManagedProcess process() {
+        return process;
+    }
+
+    public boolean isReady() {
+        return process.isAlive() && HttpProbe.status(readinessUrl(), Duration.ofSeconds(2)) == 200;
+    }
+
+    /** Fails fast, with the log tail, if the process dies before it is ready. */
+    public void checkAlive() {
+        if (!process.isAlive()) {
+            throw new StackException(spec.name() + " " + process.state() + " before becoming ready; "
+                    + process.logFile() + " ends with:\n" + process.logTail(40));
+        }
+    }
+
+    /** Polls readiness until 200 or {@code timeout}. */
+    public void awaitReady(Duration timeout) {
+        Instant deadline = Instant.now().plus(timeout);
+        while (!isReady()) {
+            checkAlive();
+            if (Instant.now().isAfter(deadline)) {
+                throw notReadyIn(timeout);
+            }
+            Pause.of(Duration.ofMillis(250));
+        }
+    }
+
+    StackException notReadyIn(Duration timeout) {
+        return new StackException(spec.name() + " was not ready within " + timeout.toSeconds() + " s ("
+                + readinessUrl() + " answered " + HttpProbe.status(readinessUrl(), Duration.ofSeconds(2)) + "); "
+                + process.logFile() + " ends with:\n" + process.logTail(40));
+    }
+
+    /** SIGTERM (the services shut down gracefully on it), SIGKILL after the grace period. */
+    @Override
+    public void close() {
+        process.stop(spec.stopGrace());
+    }
+
+    @Override
+    public String toString() {
+        return spec.name() + " on " + baseUrl() + " (pid " + process.pid() + ")";
+    }
+}

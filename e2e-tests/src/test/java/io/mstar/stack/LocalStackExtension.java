@@ -1,0 +1,70 @@
+package io.mstar.stack;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * One real local stack per test class: register it as a static field with
+ * {@code @RegisterExtension}. Its state directory is {@code e2e-tests/target/e2e-stacks/<class>},
+ * kept after the run so that a failure's process logs can be read. After the class it stops
+ * everything and fails the class if any process it started is still alive.
+ */
+public final class LocalStackExtension implements BeforeAllCallback, AfterAllCallback {
+
+    private final int workers;
+    private LocalStack stack;
+    private List<ManagedProcess> started = List.of();
+
+    private LocalStackExtension(int workers) {
+        this.workers = workers;
+    }
+
+    public static LocalStackExtension withWorkers(int workers) {
+        return new LocalStackExtension(workers);
+    }
+
+    public LocalStack stack() {
+        if (stack == null) {
+            throw new IllegalStateException("the local stack is started before the first test of the class");
+        }
+        return stack;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws IOException {
+        ProjectLayout layout = ProjectLayout.discover();
+        Path stateDir = layout.root().resolve("e2e-tests/target/e2e-stacks")
+                .resolve(context.getRequiredTestClass().getSimpleName());
+        KafkaBroker.deleteRecursively(stateDir);
+        long begin = System.nanoTime();
+        stack = LocalStack.builder()
+                .layout(layout)
+                .stateDir(stateDir)
+                .workers(workers)
+                .readyTimeout(Duration.ofSeconds(180))
+                .start();
+        started = stack.processes();
+        System.out.printf("%s: local stack with %d workers ready in %.1f s (logs in %s)%n",
+                context.getRequiredTestClass().getSimpleName(), workers,
+                (System.nanoTime() - begin) / 1e9, stateDir.resolve("logs"));
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        if (stack == null) {
+            return;
+        }
+        stack.close();
+        List<ManagedProcess> survivors = started.stream().filter(ManagedProcess::isAlive).toList();
+        if (!survivors.isEmpty()) {
+            throw new AssertionError("processes still running after close: "
+                    + survivors.stream().map(ManagedProcess::toString).collect(Collectors.joining(", ")));
+        }
+    }
+}

@@ -1,0 +1,235 @@
+package io.mstar.deployment;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.dataformat.yaml.YAMLMapper;
+
+/**
+ * Walks the YAML tree by hand rather than binding it, so every error names the exact key path, unknown keys
+ * are rejected (a misspelt {@code tp_szie} must not silently mean 1), and defaults live in one place.
+ */
+final class DeploymentConfigParser {
+
+    private static final YAMLMapper YAML = YAMLMapper.builder().build();
+    private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h)?");
+
+    private final String source;
+
+    DeploymentConfigParser(String source) {
+        this.source = source;
+    }
+
+    DeploymentConfig parse(String yaml) {
+        JsonNode root;
+        try {
+            root = YAML.readTree(yaml);
+        } catch (JacksonException e) {
+            throw new DeploymentConfigException(source, "", "not valid YAML: " + e.getOriginalMessage(), e);
+        }
+        if (root == null || root.isMissingNode() || root.isNull()) {
+            throw fail("", "the document is empty");
+        }
+        requireObject(root, "");
+        allowOnly(root, "", Set.of("max_concurrent_requests", "max_queued_requests", "request_timeout", "models"));
+        int maxConcurrent = optionalInt(root, "", "max_concurrent_requests",
+                DeploymentConfig.DEFAULT_MAX_CONCURRENT_REQUESTS, 1);
+        int maxQueued = optionalInt(root, "", "max_queued_requests", DeploymentConfig.DEFAULT_MAX_QUEUED_REQUESTS, 0);
+        Duration timeout = optionalDuration(root, "request_timeout", DeploymentConfig.DEFAULT_REQUEST_TIMEOUT);
+        JsonNode models = requireNonEmptyArray(root, "", "models");
+        List<ModelConfig> parsed = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < models.size(); i++) {
+            String path = "models[" + i + "]";
+            ModelConfig model = parseModel(models.get(i), path);
+            if (!names.add(model.name())) {
+                throw fail(path + ".name", "duplicate model name '" + model.name() + "'");
+            }
+            parsed.add(model);
+        }
+        return new DeploymentConfig(maxConcurrent, maxQueued, timeout, parsed);
+    }
+
+    private ModelConfig parseModel(JsonNode node, String path) {
+        requireObject(node, path);
+        allowOnly(node, path, Set.of("name", "kv_cache", "node_groups"));
+        String name = requireString(node, path, "name");
+        Optional<KvCacheConfig> kvCache = Optional.empty();
+        JsonNode kv = node.get("kv_cache");
+        if (kv != null && !kv.isNull()) {
+            String kvPath = path + ".kv_cache";
+            requireObject(kv, kvPath);
+            allowOnly(kv, kvPath, Set.of("page_size", "max_num_pages"));
+            kvCache = Optional.of(new KvCacheConfig(requireInt(kv, kvPath, "page_size", 1),
+                    requireInt(kv, kvPath, "max_num_pages", 1)));
+        }
+        JsonNode groups = requireNonEmptyArray(node, path, "node_groups");
+        List<NodeGroupConfig> parsed = new ArrayList<>();
+        Set<String> nodesSeen = new HashSet<>();
+        for (int i = 0; i < groups.size(); i++) {
+            String groupPath = path + ".node_groups[" + i + "]";
+            NodeGroupConfig group = parseGroup(groups.get(i), groupPath);
+            for (String nodeName : group.nodeNames()) {
+                if (!nodesSeen.add(nodeName)) {
+                    throw fail(groupPath + ".node_names", "node '" + nodeName + "' is already placed by another group");
+                }
+            }
+            parsed.add(group);
+        }
+        return new ModelConfig(name, kvCache, parsed);
+    }
+
+    private NodeGroupConfig parseGroup(JsonNode node, String path) {
+        requireObject(node, path);
+        allowOnly(node, path, Set.of("node_names", "workers", "tp_size", "graph_walks"));
+        List<String> nodeNames = stringList(requireNonEmptyArray(node, path, "node_names"), path + ".node_names");
+        JsonNode workersNode = requireNonEmptyArray(node, path, "workers");
+        List<Integer> workers = new ArrayList<>();
+        for (int i = 0; i < workersNode.size(); i++) {
+            String workerPath = path + ".workers[" + i + "]";
+            int ordinal = intValue(workersNode.get(i), workerPath, 0);
+            if (workers.contains(ordinal)) {
+                throw fail(workerPath, "worker " + ordinal + " is listed twice");
+            }
+            workers.add(ordinal);
+        }
+        int tpSize = optionalInt(node, path, "tp_size", DeploymentConfig.DEFAULT_TP_SIZE, 1);
+        if (workers.size() % tpSize != 0) {
+            throw fail(path + ".workers", workers.size() + " workers do not split into instances of tp_size " + tpSize);
+        }
+        List<String> walks = List.of();
+        JsonNode walksNode = node.get("graph_walks");
+        if (walksNode != null && !walksNode.isNull()) {
+            walks = stringList(requireNonEmptyArray(node, path, "graph_walks"), path + ".graph_walks");
+        }
+        return new NodeGroupConfig(nodeNames, workers, tpSize, walks);
+    }
+
+    private List<String> stringList(JsonNode array, String path) {
+        List<String> values = new ArrayList<>();
+        for (int i = 0; i < array.size(); i++) {
+            JsonNode item = array.get(i);
+            String itemPath = path + "[" + i + "]";
+            if (!item.isString() || item.stringValue().isBlank()) {
+                throw fail(itemPath, "must be a non-empty string");
+            }
+            if (values.contains(item.stringValue())) {
+                throw fail(itemPath, "'" + item.stringValue() + "' is listed twice");
+            }
+            values.add(item.stringValue());
+        }
+        return values;
+    }
+
+    private void requireObject(JsonNode node, String path) {
+        if (!node.isObject()) {
+            throw fail(path, "must be a mapping");
+        }
+    }
+
+    private void allowOnly(JsonNode node, String path, Set<String> allowed) {
+        for (Map.Entry<String, JsonNode> entry : node.properties()) {
+            if (!allowed.contains(entry.getKey())) {
+                throw fail(join(path, entry.getKey()), "unknown key (allowed: " + new java.util.TreeSet<>(allowed) + ")");
+            }
+        }
+    }
+
+    private JsonNode requireNonEmptyArray(JsonNode parent, String path, String key) {
+        JsonNode node = parent.get(key);
+        String keyPath = join(path, key);
+        if (node == null || node.isNull()) {
+            throw fail(keyPath, "is required");
+        }
+        if (!node.isArray()) {
+            throw fail(keyPath, "must be a list");
+        }
+        if (node.isEmpty()) {
+            throw fail(keyPath, "must not be empty");
+        }
+        return node;
+    }
+
+    private String requireString(JsonNode parent, String path, String key) {
+        JsonNode node = parent.get(key);
+        String keyPath = join(path, key);
+        if (node == null || node.isNull()) {
+            throw fail(keyPath, "is required");
+        }
+        if (!node.isString() || node.stringValue().isBlank()) {
+            throw fail(keyPath, "must be a non-empty string");
+        }
+        return node.stringValue();
+    }
+
+    private int requireInt(JsonNode parent, String path, String key, int min) {
+        JsonNode node = parent.get(key);
+        if (node == null || node.isNull()) {
+            throw fail(join(path, key), "is required");
+        }
+        return intValue(node, join(path, key), min);
+    }
+
+    private int optionalInt(JsonNode parent, String path, String key, int defaultValue, int min) {
+        JsonNode node = parent.get(key);
+        return node == null || node.isNull() ? defaultValue : intValue(node, join(path, key), min);
+    }
+
+    private int intValue(JsonNode node, String path, int min) {
+        if (!node.isIntegralNumber() || !node.canConvertToInt()) {
+            throw fail(path, "must be an integer");
+        }
+        int value = node.intValue();
+        if (value < min) {
+            throw fail(path, "must be at least " + min + ", was " + value);
+        }
+        return value;
+    }
+
+    private Duration optionalDuration(JsonNode parent, String key, Duration defaultValue) {
+        JsonNode node = parent.get(key);
+        if (node == null || node.isNull()) {
+            return defaultValue;
+        }
+        Duration value;
+        if (node.isIntegralNumber() && node.canConvertToLong()) {
+            value = Duration.ofSeconds(node.longValue());
+        } else if (node.isString()) {
+            Matcher m = DURATION.matcher(node.stringValue().trim());
+            if (!m.matches()) {
+                throw fail(key, "must be a duration such as 600s, 10m, 1h or 500ms, was '" + node.stringValue() + "'");
+            }
+            long amount = Long.parseLong(m.group(1));
+            String unit = m.group(2) == null ? "s" : m.group(2);
+            value = switch (unit) {
+                case "ms" -> Duration.ofMillis(amount);
+                case "m" -> Duration.ofMinutes(amount);
+                case "h" -> Duration.ofHours(amount);
+                default -> Duration.ofSeconds(amount);
+            };
+        } else {
+            throw fail(key, "must be a duration such as 600s");
+        }
+        if (value.isZero()) {
+            throw fail(key, "must be positive");
+        }
+        return value;
+    }
+
+    private static String join(String path, String key) {
+        return path.isEmpty() ? key : path + "." + key;
+    }
+
+    private DeploymentConfigException fail(String key, String problem) {
+        return new DeploymentConfigException(source, key, problem);
+    }
+}

@@ -1,0 +1,46 @@
+package io.mstar.tensor.device;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Memory a worker keeps tensors in: a GPU ({@code CudaDevice}) or host memory ({@code HostDevice}, the
+ * default when no GPU is found). Node kernels and the tensor store see only this interface, so the same
+ * model runs on either.
+ *
+ * <p>Owned by the engine loop: a device is not thread-safe unless an implementation says so. Copies are
+ * synchronous from the caller's point of view (the bytes are in place when the call returns); an
+ * implementation may overlap work internally (streams, pinned staging) as long as that holds.
+ */
+public interface Device extends AutoCloseable {
+
+    /** Stable label for metrics and logs: {@code host}, {@code cuda:0}. */
+    String name();
+
+    DeviceKind kind();
+
+    /**
+     * A buffer of at least {@code nbytes}. A {@link DeviceException} with reason
+     * {@link DeviceException.Reason#OUT_OF_MEMORY} fails only the request that asked; a fatal one fails the
+     * worker.
+     */
+    DeviceBuffer allocate(long nbytes);
+
+    /** Returns the buffer to the device; a buffer is freed exactly once, a second free is an error. */
+    void free(DeviceBuffer buffer);
+
+    /** Copies {@code dst.remaining()} bytes from {@code src} at {@code srcOffset} into {@code dst}. */
+    void copyToHost(DeviceBuffer src, long srcOffset, ByteBuffer dst);
+
+    /** Copies {@code src.remaining()} bytes from {@code src} into {@code dst} at {@code dstOffset}. */
+    void copyFromHost(ByteBuffer src, DeviceBuffer dst, long dstOffset);
+
+    /** Waits until every operation issued on this device has completed. */
+    void synchronize();
+
+    /** A snapshot, safe to read from any thread (metrics). */
+    DeviceMemoryStats stats();
+
+    /** Releases everything the device holds; buffers still allocated are reported as leaked in the log. */
+    @Override
+    void close();
+}

@@ -8,20 +8,20 @@ import jcuda.driver.CUdeviceptr;
 final class CudaBuffer implements DeviceBuffer {
 
     private final CudaDevice device;
-    private final CUdeviceptr pointer;
-    private final long address;
+    private final CachingAllocator.Block block;
     private final long nbytes;
+    // a block outlives its buffers (it is cached and handed out again), so freed-ness is the buffer's
+    private boolean freed;
 
-    CudaBuffer(CudaDevice device, CUdeviceptr pointer, long address, long nbytes) {
+    CudaBuffer(CudaDevice device, CachingAllocator.Block block, long nbytes) {
         this.device = device;
-        this.pointer = pointer;
-        this.address = address;
+        this.block = block;
         this.nbytes = nbytes;
     }
 
     @Override
     public long address() {
-        return address;
+        return block.address;
     }
 
     @Override
@@ -35,11 +35,24 @@ final class CudaBuffer implements DeviceBuffer {
     }
 
     CUdeviceptr pointer(long offset) {
+        CUdeviceptr pointer = (CUdeviceptr) block.handle;
         return offset == 0 ? pointer : pointer.withByteOffset(offset);
+    }
+
+    CachingAllocator.Block block() {
+        return block;
+    }
+
+    boolean isFreed() {
+        return freed;
+    }
+
+    void markFreed() {
+        freed = true;
     }
 
     @Override
     public String toString() {
-        return device.name() + "[0x" + Long.toHexString(address) + ", " + nbytes + " B]";
+        return device.name() + "[0x" + Long.toHexString(block.address) + ", " + nbytes + " B]";
     }
 }

@@ -19,9 +19,7 @@ import jcuda.driver.JCudaDriver;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
@@ -52,8 +50,6 @@ public final class CudaDevice implements Device {
     private final CUcontext context = new CUcontext();
     private final CUstream stream = new CUstream();
     private final CachingAllocator allocator;
-    private final Map<Long, DevicePointer> blocks = new HashMap<>();
-    private final Map<Long, CudaBuffer> live = new HashMap<>();
     private final List<CUmodule> modules = new ArrayList<>();
     private final List<Consumer<DeviceException>> fatalListeners = new CopyOnWriteArrayList<>();
     private final ParallelCopy hostCopy;
@@ -110,18 +106,15 @@ public final class CudaDevice implements Device {
     @Override
     public DeviceBuffer allocate(long nbytes) {
         ensureUsable();
-        long address = allocator.allocate(nbytes);
-        CudaBuffer buffer = new CudaBuffer(this, blocks.get(address), address, nbytes);
-        live.put(address, buffer);
-        return buffer;
+        return new CudaBuffer(this, allocator.allocate(nbytes), nbytes);
     }
 
     @Override
     public void free(DeviceBuffer buffer) {
         CudaBuffer b = owned(buffer);
         // the stream may still use the block: it goes to the cache, and work on the same stream is ordered
-        allocator.free(b.address());
-        live.remove(b.address());
+        allocator.free(b.block());
+        b.markFreed();
     }
 
     /** Gives cached (free) blocks back to the driver; live buffers stay. */
@@ -331,8 +324,6 @@ public final class CudaDevice implements Device {
                 LOG.log(System.Logger.Level.WARNING, name + ": error while closing", e);
             }
         }
-        live.clear();
-        blocks.clear();
         hostCopy.close();
         // a context poisoned by a sticky error is destroyed with its last reference
         cuDevicePrimaryCtxRelease(cuDevice);
@@ -389,7 +380,7 @@ public final class CudaDevice implements Device {
             throw new DeviceException(Reason.INVALID_ARGUMENT, name,
                     "buffer " + buffer + " belongs to " + (buffer == null ? "nobody" : buffer.device().name()) + " (another device)");
         }
-        if (live.get(b.address()) != b) {
+        if (b.isFreed()) {
             throw new DeviceException(Reason.INVALID_ARGUMENT, name, "buffer " + b + " was already freed");
         }
         return b;
@@ -428,19 +419,17 @@ public final class CudaDevice implements Device {
     /** cuMemAlloc/cuMemFree, remembering each block's driver handle. */
     private final class RawCudaMemory implements CachingAllocator.RawMemory {
         @Override
-        public long allocate(long bytes) {
+        public CachingAllocator.Block allocate(long bytes) {
             bind();
             DevicePointer p = new DevicePointer();
             check(cuMemAlloc(p, bytes), "cuMemAlloc(" + bytes + ")");
-            blocks.put(p.address(), p);
-            return p.address();
+            return new CachingAllocator.Block(p.address(), bytes, p);
         }
 
         @Override
-        public void free(long address) {
+        public void free(CachingAllocator.Block block) {
             bind();
-            DevicePointer p = blocks.remove(address);
-            check(cuMemFree(p), "cuMemFree");
+            check(cuMemFree((DevicePointer) block.handle), "cuMemFree");
         }
     }
 }

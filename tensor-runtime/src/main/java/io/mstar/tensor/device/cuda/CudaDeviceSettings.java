@@ -5,7 +5,7 @@ package io.mstar.tensor.device.cuda;
  *
  * @param stagingChunkBytes size of each of the two pinned staging buffers (default 16 MiB): larger chunks
  *        amortize per-chunk overhead, smaller ones start the DMA sooner and pin less host memory
- * @param stagingThreads threads that copy between pageable memory and staging (default 4, the caller's
+ * @param stagingThreads threads that copy between pageable memory and staging (default 8, the caller's
  *        thread included): one thread copies slower than the PCIe link
  */
 public record CudaDeviceSettings(long stagingChunkBytes, int stagingThreads) {
@@ -20,6 +20,6 @@ public record CudaDeviceSettings(long stagingChunkBytes, int stagingThreads) {
     }
 
     public static CudaDeviceSettings defaults() {
-        return new CudaDeviceSettings(16L << 20, 4);
+        return new CudaDeviceSettings(16L << 20, 8);
     }
 }

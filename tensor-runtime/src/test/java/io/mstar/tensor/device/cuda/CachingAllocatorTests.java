@@ -28,7 +28,7 @@ class CachingAllocatorTests {
         }
 
         @Override
-        public long allocate(long bytes) {
+        public CachingAllocator.Block allocate(long bytes) {
             if (used + bytes > capacity) {
                 throw new DeviceException(Reason.OUT_OF_MEMORY, "fake", "cuMemAlloc(" + bytes + ")");
             }
@@ -37,12 +37,12 @@ class CachingAllocatorTests {
             blocks.put(a, bytes);
             used += bytes;
             allocations++;
-            return a;
+            return new CachingAllocator.Block(a, bytes, null);
         }
 
         @Override
-        public void free(long address) {
-            Long bytes = blocks.remove(address);
+        public void free(CachingAllocator.Block block) {
+            Long bytes = blocks.remove(block.address);
             assertThat(bytes).as("raw free of a block the fake handed out").isNotNull();
             used -= bytes;
             frees++;
@@ -64,32 +64,33 @@ class CachingAllocatorTests {
 
     @Test
     void aFreedBlockIsReusedForTheSameClassAndCountedAsAHit() {
-        long a = allocator.allocate(1000);
+        CachingAllocator.Block a = allocator.allocate(1000);
         allocator.free(a);
-        long b = allocator.allocate(900);
+        CachingAllocator.Block b = allocator.allocate(900);
 
-        assertThat(b).isEqualTo(a);
+        assertThat(b).isSameAs(a);
+        assertThat(b.address).isEqualTo(a.address);
         assertThat(raw.allocations).isEqualTo(1);
         assertThat(allocator.stats()).isEqualTo(new DeviceMemoryStats(900, 1024, 2, 1, 1));
     }
 
     @Test
     void anotherClassDoesNotTakeACachedBlock() {
-        long a = allocator.allocate(1000);
+        CachingAllocator.Block a = allocator.allocate(1000);
         allocator.free(a);
-        long b = allocator.allocate(3000);
+        CachingAllocator.Block b = allocator.allocate(3000);
 
-        assertThat(b).isNotEqualTo(a);
+        assertThat(b.address).isNotEqualTo(a.address);
         assertThat(allocator.stats().cacheHits()).isZero();
     }
 
     @Test
     void statsReturnToBaselineAfterFreesAndEmptyCacheReturnsTheMemory() {
-        long[] a = new long[10];
+        CachingAllocator.Block[] a = new CachingAllocator.Block[10];
         for (int i = 0; i < a.length; i++) {
             a[i] = allocator.allocate(100_000L * (i + 1));
         }
-        for (long x : a) {
+        for (CachingAllocator.Block x : a) {
             allocator.free(x);
         }
         DeviceMemoryStats s = allocator.stats();
@@ -105,7 +106,7 @@ class CachingAllocatorTests {
 
     @Test
     void aDoubleFreeIsRejectedAsInvalidArgument() {
-        long a = allocator.allocate(10);
+        CachingAllocator.Block a = allocator.allocate(10);
         allocator.free(a);
 
         assertThatThrownBy(() -> allocator.free(a))
@@ -115,10 +116,10 @@ class CachingAllocatorTests {
 
     @Test
     void outOfMemoryEmptiesTheCacheAndRetriesOnce() {
-        long a = allocator.allocate(40L << 20);
+        CachingAllocator.Block a = allocator.allocate(40L << 20);
         allocator.free(a);
 
-        long b = allocator.allocate(30L << 20);
+        CachingAllocator.Block b = allocator.allocate(30L << 20);
 
         assertThat(raw.frees).isEqualTo(1);
         assertThat(allocator.stats().bytesReserved()).isEqualTo(30L << 20);
@@ -127,13 +128,14 @@ class CachingAllocatorTests {
 
     @Test
     void outOfMemoryWithNothingCachedFailsOnlyThatRequest() {
-        long a = allocator.allocate(1 << 20);
+        CachingAllocator.Block a = allocator.allocate(1 << 20);
 
         assertThatThrownBy(() -> allocator.allocate(1L << 40))
                 .isInstanceOfSatisfying(DeviceException.class, e -> assertThat(e.reason()).isEqualTo(Reason.OUT_OF_MEMORY));
         assertThatThrownBy(() -> allocator.allocate(Long.MAX_VALUE))
                 .isInstanceOfSatisfying(DeviceException.class, e -> assertThat(e.reason()).isEqualTo(Reason.OUT_OF_MEMORY));
-        assertThat(allocator.isLive(a)).isTrue();
+        assertThat(a.live).isTrue();
+        assertThat(allocator.liveBlocks()).isEqualTo(1);
         assertThat(allocator.stats().allocations()).isEqualTo(1);
     }
 
@@ -146,7 +148,7 @@ class CachingAllocatorTests {
     @Test
     void releaseAllFreesLiveBlocksAndCountsThemAsLeaked() {
         allocator.allocate(10);
-        long b = allocator.allocate(5 << 20);
+        CachingAllocator.Block b = allocator.allocate(5 << 20);
         allocator.free(b);
 
         assertThat(allocator.releaseAll()).isEqualTo(1);

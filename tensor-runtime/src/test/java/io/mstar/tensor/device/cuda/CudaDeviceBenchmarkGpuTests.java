@@ -42,6 +42,34 @@ class CudaDeviceBenchmarkGpuTests {
                                 + " | caching allocator %7.1f ns/pair (%,12.0f pairs/s) | ratio %.0fx%n",
                         size, raw, 1e9 / raw, cached, 1e9 / cached, raw / cached);
             }
+            // a mix of sizes, as a batch of tensors of varying shapes asks for them
+            long[] sizes = new long[256];
+            Random random = new Random(11);
+            for (int i = 0; i < sizes.length; i++) {
+                sizes[i] = 1 + (long) (Math.pow(2, 12 + random.nextDouble() * 14) + random.nextInt(4096));
+            }
+            double raw = median(7, () -> {
+                device.bind();
+                CUdeviceptr p = new CUdeviceptr();
+                long t0 = System.nanoTime();
+                for (long size : sizes) {
+                    device.check(cuMemAlloc(p, size), "cuMemAlloc");
+                    device.check(cuMemFree(p), "cuMemFree");
+                }
+                return System.nanoTime() - t0;
+            }) / sizes.length;
+            int rounds = 500;
+            double cached = median(7, () -> {
+                long t0 = System.nanoTime();
+                for (int r = 0; r < rounds; r++) {
+                    for (long size : sizes) {
+                        device.free(device.allocate(size));
+                    }
+                }
+                return System.nanoTime() - t0;
+            }) / (rounds * (double) sizes.length);
+            System.out.printf("[bench] alloc+free mixed 4 KiB..64 MiB: raw %9.0f ns/pair | caching allocator %7.1f ns/pair | ratio %.0fx%n",
+                    raw, cached, raw / cached);
             assertThat(device.stats().liveBuffers()).isZero();
         }
     }
@@ -69,11 +97,9 @@ class CudaDeviceBenchmarkGpuTests {
             }
             ByteBuffer direct = ByteBuffer.allocateDirect(COPY_BYTES).put(0, bytes);
             ByteBuffer heap = ByteBuffer.wrap(bytes);
-            device.copyFromHost(heap, target, 0); // first staging use allocates the staging buffers
-            for (int[] variant : new int[][] {{16, 4}, {16, 1}, {16, 2}, {16, 8}, {4, 4}, {64, 4}, {64, 8}}) {
-                try (CudaDevice d = variant[0] == 16 && variant[1] == 4 ? null : new CudaDevice(0, new CudaDeviceSettings((long) variant[0] * MIB, variant[1]))) {
-                    CudaDevice dev = d == null ? device : d;
-                    DeviceBuffer t = d == null ? target : d.allocate(COPY_BYTES);
+            for (int[] variant : new int[][] {{16, 4}, {16, 8}, {8, 8}, {16, 12}, {32, 12}, {8, 16}, {16, 16}}) {
+                try (CudaDevice dev = new CudaDevice(0, new CudaDeviceSettings((long) variant[0] * MIB, variant[1]))) {
+                    DeviceBuffer t = dev.allocate(COPY_BYTES);
                     String label = "chunk " + variant[0] + " MiB x2, " + variant[1] + " thread(s)";
                     dev.copyFromHost(heap, t, 0);
                     report("copyFromHost, staged direct ByteBuffer, " + label, peakH2D,
@@ -82,9 +108,7 @@ class CudaDeviceBenchmarkGpuTests {
                             median(COPY_REPS, () -> time(() -> dev.copyFromHost(heap.duplicate(), t, 0))));
                     report("copyToHost,   staged direct ByteBuffer, " + label, peakD2H,
                             median(COPY_REPS, () -> time(() -> dev.copyToHost(t, 0, direct.duplicate()))));
-                    if (d != null) {
-                        d.free(t);
-                    }
+                    dev.free(t);
                 }
             }
             byte[] check = new byte[COPY_BYTES];

@@ -1,0 +1,435 @@
+package io.mstar.tensor.device.cuda;
+
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.tensor.device.DeviceException;
+import io.mstar.tensor.device.DeviceException.Reason;
+import io.mstar.tensor.device.DeviceKind;
+import io.mstar.tensor.device.DeviceMemoryStats;
+import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+import jcuda.driver.JCudaDriver;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+import static jcuda.driver.JCudaDriver.*;
+
+/**
+ * A GPU through the JCuda driver API: the device's primary context, one non-blocking stream that every
+ * operation is issued on, a {@link CachingAllocator}, pinned host buffers, and copies that are synchronous at
+ * the {@link Device} interface. Pageable host memory is staged through two pinned buffers so that the host
+ * copy of one chunk overlaps the DMA of the other; a source or destination that is itself pinned (a
+ * {@link PinnedHostBuffer}, registered memory) is copied by DMA directly.
+ *
+ * <p>Every driver result is checked ({@code JCudaDriver.setExceptionsEnabled(false)}) and classified by
+ * {@link CudaErrors}. A fatal (sticky) error turns the device unhealthy for good: listeners hear it once, the
+ * worker flips its liveness, and every later operation fails with {@link Reason#FATAL}.
+ *
+ * <p>Owned by the engine loop: not thread-safe. The context is made current on whichever thread calls, so
+ * the owner may be a different thread from the one that opened the device. {@link #stats()},
+ * {@link #isHealthy()} and the listeners may be used from any thread.
+ */
+public final class CudaDevice implements Device {
+
+    private static final System.Logger LOG = System.getLogger(CudaDevice.class.getName());
+
+    private final String name;
+    private final CudaDeviceSettings settings;
+    private final CUdevice cuDevice = new CUdevice();
+    private final CUcontext context = new CUcontext();
+    private final CUstream stream = new CUstream();
+    private final CachingAllocator allocator;
+    private final List<CUmodule> modules = new ArrayList<>();
+    private final List<Consumer<DeviceException>> fatalListeners = new CopyOnWriteArrayList<>();
+    private final ParallelCopy hostCopy;
+
+    private Thread boundThread;
+    private PinnedHostBuffer[] staging;
+    private CUevent[] stagingDone;
+    private volatile DeviceException fatal;
+    private volatile long stagedBytes;
+    private volatile long directBytes;
+    private boolean closed;
+
+    public CudaDevice(int ordinal) {
+        this(ordinal, CudaDeviceSettings.defaults());
+    }
+
+    public CudaDevice(int ordinal, CudaDeviceSettings settings) {
+        this.name = "cuda:" + ordinal;
+        this.settings = settings;
+        JCudaDriver.setExceptionsEnabled(false);
+        check(cuInit(0), "cuInit");
+        check(cuDeviceGet(cuDevice, ordinal), "cuDeviceGet(" + ordinal + ")");
+        check(cuDevicePrimaryCtxRetain(context, cuDevice), "cuDevicePrimaryCtxRetain");
+        bind();
+        check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        this.allocator = new CachingAllocator(new RawCudaMemory(), name);
+        this.hostCopy = new ParallelCopy(settings.stagingThreads(), "mstar-" + name.replace(':', '-'));
+    }
+
+    /** GPUs the driver sees; 0 when there is no driver or no GPU (the worker then uses HostDevice). */
+    public static int deviceCount() {
+        try {
+            JCudaDriver.setExceptionsEnabled(false);
+            int[] n = new int[1];
+            if (cuInit(0) != 0 || cuDeviceGetCount(n) != 0) {
+                return 0;
+            }
+            return n[0];
+        } catch (UnsatisfiedLinkError | NoClassDefFoundError e) {
+            return 0;
+        }
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public DeviceKind kind() {
+        return DeviceKind.CUDA;
+    }
+
+    @Override
+    public DeviceBuffer allocate(long nbytes) {
+        ensureUsable();
+        return new CudaBuffer(this, allocator.allocate(nbytes), nbytes);
+    }
+
+    @Override
+    public void free(DeviceBuffer buffer) {
+        CudaBuffer b = owned(buffer);
+        // the stream may still use the block: it goes to the cache, and work on the same stream is ordered
+        allocator.free(b.block());
+        b.markFreed();
+    }
+
+    /** Gives cached (free) blocks back to the driver; live buffers stay. */
+    public void emptyCache() {
+        ensureUsable();
+        synchronize();
+        allocator.emptyCache();
+    }
+
+    @Override
+    public void copyFromHost(ByteBuffer src, DeviceBuffer dst, long dstOffset) {
+        CudaBuffer d = owned(dst);
+        ByteBuffer s = src.slice();
+        checkRange(d, dstOffset, s.remaining());
+        ensureUsable();
+        bind();
+        if (s.remaining() == 0) {
+            return;
+        }
+        if (isPinned(s)) {
+            check(cuMemcpyHtoDAsync(d.pointer(dstOffset), Pointer.to(s), s.remaining(), stream), "cuMemcpyHtoDAsync");
+            synchronize();
+            directBytes += s.remaining();
+            return;
+        }
+        ensureStaging();
+        int chunk = (int) settings.stagingChunkBytes();
+        boolean[] inFlight = new boolean[2];
+        for (int off = 0, i = 0; off < s.remaining(); off += chunk, i ^= 1) {
+            int n = Math.min(chunk, s.remaining() - off);
+            if (inFlight[i]) {
+                check(cuEventSynchronize(stagingDone[i]), "cuEventSynchronize");
+            }
+            hostCopy.copy(s.slice(off, n), staging[i].buffer());
+            check(cuMemcpyHtoDAsync(d.pointer(dstOffset + off), staging[i].pointer(), n, stream), "cuMemcpyHtoDAsync");
+            check(cuEventRecord(stagingDone[i], stream), "cuEventRecord");
+            inFlight[i] = true;
+        }
+        synchronize();
+        stagedBytes += s.remaining();
+    }
+
+    @Override
+    public void copyToHost(DeviceBuffer src, long srcOffset, ByteBuffer dst) {
+        CudaBuffer d = owned(src);
+        ByteBuffer t = dst.slice();
+        checkRange(d, srcOffset, t.remaining());
+        if (t.isReadOnly()) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, name, "copyToHost into a read-only buffer");
+        }
+        ensureUsable();
+        bind();
+        int total = t.remaining();
+        if (total == 0) {
+            return;
+        }
+        if (isPinned(t)) {
+            check(cuMemcpyDtoHAsync(Pointer.to(t), d.pointer(srcOffset), total, stream), "cuMemcpyDtoHAsync");
+            synchronize();
+            directBytes += total;
+            return;
+        }
+        ensureStaging();
+        int chunk = (int) settings.stagingChunkBytes();
+        int chunks = (total + chunk - 1) / chunk;
+        // chunk k lands in staging[k % 2]; the DMA of chunk k+1 runs while chunk k is copied out
+        for (int k = 0; k < Math.min(2, chunks); k++) {
+            issueDtoH(d, srcOffset, k, chunk, total);
+        }
+        for (int k = 0; k < chunks; k++) {
+            int i = k & 1;
+            int off = k * chunk;
+            int n = Math.min(chunk, total - off);
+            check(cuEventSynchronize(stagingDone[i]), "cuEventSynchronize");
+            hostCopy.copy(staging[i].buffer().slice(0, n), t.slice(off, n));
+            if (k + 2 < chunks) {
+                issueDtoH(d, srcOffset, k + 2, chunk, total);
+            }
+        }
+        stagedBytes += total;
+    }
+
+    private void issueDtoH(CudaBuffer src, long srcOffset, int k, int chunk, int total) {
+        int i = k & 1;
+        long off = (long) k * chunk;
+        int n = (int) Math.min(chunk, total - off);
+        check(cuMemcpyDtoHAsync(staging[i].pointer(), src.pointer(srcOffset + off), n, stream), "cuMemcpyDtoHAsync");
+        check(cuEventRecord(stagingDone[i], stream), "cuEventRecord");
+    }
+
+    @Override
+    public void synchronize() {
+        ensureUsable();
+        bind();
+        check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+    }
+
+    @Override
+    public DeviceMemoryStats stats() {
+        return allocator.stats();
+    }
+
+    /** Page-locked host memory for producers that can write straight into DMA-able memory. */
+    public PinnedHostBuffer allocatePinned(long bytes) {
+        if (bytes <= 0 || bytes > Integer.MAX_VALUE) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, name, "pinned buffer size out of (0, 2^31): " + bytes);
+        }
+        ensureUsable();
+        bind();
+        Pointer p = new Pointer();
+        check(cuMemHostAlloc(p, bytes, 0), "cuMemHostAlloc(" + bytes + ")");
+        return new PinnedHostBuffer(this, p, bytes);
+    }
+
+    void freePinned(PinnedHostBuffer buffer) {
+        if (fatal == null) {
+            bind();
+            check(cuMemFreeHost(buffer.pointer()), "cuMemFreeHost");
+        }
+    }
+
+    /** An event recorded on the device's stream now: complete when everything issued so far is. */
+    public CudaEvent recordEvent() {
+        ensureUsable();
+        bind();
+        CUevent e = new CUevent();
+        check(cuEventCreate(e, 0), "cuEventCreate");
+        CudaEvent event = new CudaEvent(this, e);
+        check(cuEventRecord(e, stream), "cuEventRecord");
+        return event;
+    }
+
+    /** False once a fatal (sticky) error was seen; it never turns true again. */
+    public boolean isHealthy() {
+        return fatal == null;
+    }
+
+    /** Called once, on the thread that saw it, with the first fatal error (the worker flips liveness). */
+    public void addFatalListener(Consumer<DeviceException> listener) {
+        fatalListeners.add(listener);
+    }
+
+    public void removeFatalListener(Consumer<DeviceException> listener) {
+        fatalListeners.remove(listener);
+    }
+
+    /** Bytes copied through staging and bytes copied by direct DMA from or to pinned memory, since start. */
+    public long stagedBytes() {
+        return stagedBytes;
+    }
+
+    public long directBytes() {
+        return directBytes;
+    }
+
+    CUmodule loadModule(String ptx) {
+        ensureUsable();
+        bind();
+        CUmodule module = new CUmodule();
+        check(cuModuleLoadData(module, ptx), "cuModuleLoadData");
+        modules.add(module);
+        return module;
+    }
+
+    CUfunction function(CUmodule module, String function) {
+        CUfunction f = new CUfunction();
+        check(cuModuleGetFunction(f, module, function), "cuModuleGetFunction(" + function + ")");
+        return f;
+    }
+
+    /** Launches on the device's stream, asynchronously; every parameter is a 64-bit value. */
+    void launch(CUfunction function, int gridX, int blockX, long... params) {
+        ensureUsable();
+        bind();
+        Pointer[] args = new Pointer[params.length];
+        for (int i = 0; i < params.length; i++) {
+            args[i] = Pointer.to(new long[] {params[i]});
+        }
+        check(cuLaunchKernel(function, gridX, 1, 1, blockX, 1, 1, 0, stream, Pointer.to(args), null), "cuLaunchKernel");
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        bind();
+        if (fatal == null) {
+            try {
+                check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+                int leaked = allocator.releaseAll();
+                if (leaked > 0) {
+                    LOG.log(System.Logger.Level.WARNING, "{0}: {1} buffers still allocated at close, freed", name, leaked);
+                }
+                if (staging != null) {
+                    for (int i = 0; i < 2; i++) {
+                        staging[i].close();
+                        check(cuEventDestroy(stagingDone[i]), "cuEventDestroy");
+                    }
+                }
+                for (CUmodule m : modules) {
+                    check(cuModuleUnload(m), "cuModuleUnload");
+                }
+                check(cuStreamDestroy(stream), "cuStreamDestroy");
+            } catch (DeviceException e) {
+                LOG.log(System.Logger.Level.WARNING, name + ": error while closing", e);
+            }
+        }
+        hostCopy.close();
+        // a context poisoned by a sticky error is destroyed with its last reference
+        cuDevicePrimaryCtxRelease(cuDevice);
+    }
+
+    /** Makes the device's context current on the calling thread if it is not already. */
+    void bind() {
+        Thread t = Thread.currentThread();
+        if (t != boundThread) {
+            check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+            boundThread = t;
+        }
+    }
+
+    /** Throws the classified exception for a failed result; a fatal one first turns the device unhealthy. */
+    void check(int result, String operation) {
+        if (result == 0) {
+            return;
+        }
+        DeviceException e = CudaErrors.toException(result, name, operation);
+        if (e.isFatal()) {
+            markFatal(e);
+        }
+        throw e;
+    }
+
+    private void markFatal(DeviceException e) {
+        if (fatal != null) {
+            return;
+        }
+        fatal = e;
+        LOG.log(System.Logger.Level.ERROR, name + " is unusable: " + e.getMessage());
+        for (Consumer<DeviceException> l : fatalListeners) {
+            try {
+                l.accept(e);
+            } catch (RuntimeException listenerFailure) {
+                LOG.log(System.Logger.Level.WARNING, "fatal-error listener failed", listenerFailure);
+            }
+        }
+    }
+
+    private void ensureUsable() {
+        DeviceException f = fatal;
+        if (f != null) {
+            throw new DeviceException(Reason.FATAL, name, "device unusable since an earlier fatal error", f);
+        }
+        if (closed) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, name, "device is closed");
+        }
+    }
+
+    private CudaBuffer owned(DeviceBuffer buffer) {
+        if (!(buffer instanceof CudaBuffer b) || b.device() != this) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, name,
+                    "buffer " + buffer + " belongs to " + (buffer == null ? "nobody" : buffer.device().name()) + " (another device)");
+        }
+        if (b.isFreed()) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, name, "buffer " + b + " was already freed");
+        }
+        return b;
+    }
+
+    private void checkRange(CudaBuffer b, long offset, long n) {
+        if (offset < 0 || offset > b.nbytes() - n) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, name,
+                    "range [" + offset + ", +" + n + ") outside buffer " + b);
+        }
+    }
+
+    /** Whether host memory is page-locked (allocated or registered with the driver), so DMA can read it. */
+    private boolean isPinned(ByteBuffer b) {
+        if (!b.isDirect()) {
+            return false;
+        }
+        // only pinned memory has a device mapping; anything else answers CUDA_ERROR_INVALID_VALUE
+        return cuMemHostGetDevicePointer(new CUdeviceptr(), Pointer.to(b), 0) == 0;
+    }
+
+    private void ensureStaging() {
+        if (staging == null) {
+            PinnedHostBuffer[] s = new PinnedHostBuffer[2];
+            CUevent[] e = new CUevent[2];
+            for (int i = 0; i < 2; i++) {
+                s[i] = allocatePinned(settings.stagingChunkBytes());
+                e[i] = new CUevent();
+                check(cuEventCreate(e[i], jcuda.driver.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+            }
+            staging = s;
+            stagingDone = e;
+        }
+    }
+
+    /** cuMemAlloc/cuMemFree, remembering each block's driver handle. */
+    private final class RawCudaMemory implements CachingAllocator.RawMemory {
+        @Override
+        public CachingAllocator.Block allocate(long bytes) {
+            bind();
+            DevicePointer p = new DevicePointer();
+            check(cuMemAlloc(p, bytes), "cuMemAlloc(" + bytes + ")");
+            return new CachingAllocator.Block(p.address(), bytes, p);
+        }
+
+        @Override
+        public void free(CachingAllocator.Block block) {
+            bind();
+            check(cuMemFree((DevicePointer) block.handle), "cuMemFree");
+        }
+    }
+}

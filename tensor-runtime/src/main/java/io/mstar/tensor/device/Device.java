@@ -28,10 +28,16 @@ public interface Device extends AutoCloseable {
     /** Returns the buffer to the device; a buffer is freed exactly once, a second free is an error. */
     void free(DeviceBuffer buffer);
 
-    /** Copies {@code dst.remaining()} bytes from {@code src} at {@code srcOffset} into {@code dst}. */
+    /**
+     * Copies {@code dst.remaining()} bytes from {@code src} at {@code srcOffset} into {@code dst}, advancing
+     * {@code dst}'s position past them as a relative {@link ByteBuffer#put(ByteBuffer)} does.
+     */
     void copyToHost(DeviceBuffer src, long srcOffset, ByteBuffer dst);
 
-    /** Copies {@code src.remaining()} bytes from {@code src} into {@code dst} at {@code dstOffset}. */
+    /**
+     * Copies {@code src.remaining()} bytes from {@code src} into {@code dst} at {@code dstOffset}, advancing
+     * {@code src}'s position past them as a relative {@link ByteBuffer#get(byte[])} does.
+     */
     void copyFromHost(ByteBuffer src, DeviceBuffer dst, long dstOffset);
 
     /** Waits until every operation issued on this device has completed. */

@@ -19,7 +19,8 @@ import reactor.core.publisher.Mono;
  * server, admin and tests ask here, and every call runs on the loop's executor and answers a {@link Mono}. The
  * loop itself calls the {@link TensorStore} directly.
  *
- * <p>Nothing runs until the {@code Mono} is subscribed, and it runs once per subscription. A refused operation
+ * <p>Nothing runs until the {@code Mono} is subscribed, and it runs once per subscription. Cancelling after
+ * subscribing does not take the task back: a mutation may still happen, and nothing undoes it. A refused operation
  * (a {@code TensorStoreException}, a {@code DeviceException}) is the Mono's error; so is a loop executor that
  * rejects the task (shut down). Results that belong to the store – buffers – stay owned by it.
  *

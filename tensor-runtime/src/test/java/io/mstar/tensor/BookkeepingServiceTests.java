@@ -169,6 +169,32 @@ class BookkeepingServiceTests {
     }
 
     @Test
+    void manyThreadsAskingAtOnceAreServedOneAtATimeOnTheLoop() throws Exception {
+        ExecutorService callers = Executors.newFixedThreadPool(8, r -> new Thread(r, "test-caller"));
+        try {
+            List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                String request = "r" + t;
+                done.add(callers.submit(() -> {
+                    for (int i = 0; i < 50; i++) {
+                        put(request, 16);
+                    }
+                    assertThat(service.getAllUuids(request).block(WAIT)).hasSize(50);
+                    assertThat(service.removeRequest(request).block(WAIT)).isEqualTo(50);
+                    return null;
+                }));
+            }
+            for (var f : done) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            callers.shutdown();
+        }
+        assertThat(device.stats().frees()).isEqualTo(400);
+        assertThat(counter(TensorMeters.Definition.DEVICE_FREES, "host")).isEqualTo(400);
+    }
+
+    @Test
     void aLoopThatNoLongerAcceptsWorkFailsTheMono() {
         loop.shutdown();
         assertThatThrownBy(() -> service.checkUuidPresence(1).block(WAIT))

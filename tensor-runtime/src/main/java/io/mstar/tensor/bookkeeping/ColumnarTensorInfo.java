@@ -203,6 +203,10 @@ public final class ColumnarTensorInfo {
         return List.copyOf(dtypeNames);
     }
 
+    public int dtypeCount() {
+        return dtypeNames.size();
+    }
+
     public String dtypeName(int idx) {
         return dtypeNames.get(idx);
     }

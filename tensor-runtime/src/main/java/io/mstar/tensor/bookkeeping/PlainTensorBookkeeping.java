@@ -81,6 +81,9 @@ public final class PlainTensorBookkeeping implements TensorBookkeeping {
         if (info == null || info.uuid() != uuid) {
             throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuid, "put_tensor", "descriptor names another uuid");
         }
+        if (info.dims().size() != info.stride().size()) {
+            throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuid, "put_tensor", "dims and stride differ in rank");
+        }
         if (entries.containsKey(uuid)) {
             throw errors.raise(TensorStoreException.Reason.DUPLICATE_UUID, uuid, "put_tensor", "");
         }

@@ -147,9 +147,14 @@ public interface TensorBookkeeping {
             if (contains(uuid) || !seen.add(uuid)) {
                 throw errors().raise(TensorStoreException.Reason.DUPLICATE_UUID, uuid, "put_tensor_batch", "");
             }
-            if (infos.get(i) == null || infos.get(i).uuid() != uuid) {
+            TensorPointerInfo info = infos.get(i);
+            if (info == null || info.uuid() != uuid) {
                 throw errors().raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuid, "put_tensor_batch",
                         "descriptor names another uuid");
+            }
+            if (info.dims().size() != info.stride().size()) {
+                throw errors().raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuid, "put_tensor_batch",
+                        "dims and stride differ in rank");
             }
         }
         for (int i = 0; i < uuids.length; i++) {

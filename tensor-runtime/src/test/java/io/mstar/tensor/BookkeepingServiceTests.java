@@ -33,7 +33,7 @@ class BookkeepingServiceTests {
     private final TensorStore store = new TensorStore(new PlainTensorBookkeeping());
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final BookkeepingService service = new BookkeepingService(store, loop, registry, List.of(device));
-    private final StoreFixture names = new StoreFixture();
+    private final StoreFixture names = new StoreFixture(new PlainTensorBookkeeping());
 
     @AfterEach
     void nothingLeaksAndNothingIsLeftRunning() throws Exception {

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Random;
 
 import io.mstar.graph.TensorPointerInfo;
-import io.mstar.tensor.bookkeeping.PlainTensorBookkeeping;
+import io.mstar.tensor.bookkeeping.TensorBookkeeping;
 import io.mstar.tensor.device.HostBuffer;
 import io.mstar.tensor.device.HostDevice;
 
@@ -14,9 +14,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class StoreFixture {
 
     final HostDevice device = new HostDevice("host", 1 << 20);
-    final PlainTensorBookkeeping bookkeeping = new PlainTensorBookkeeping();
-    final TensorStore store = new TensorStore(bookkeeping);
+    final TensorBookkeeping bookkeeping;
+    final TensorStore store;
     final TensorUuids uuids = new TensorUuids(3, new Random(11));
+
+    StoreFixture(TensorBookkeeping bookkeeping) {
+        this.bookkeeping = bookkeeping;
+        this.store = new TensorStore(bookkeeping);
+    }
 
     HostBuffer buffer(int nbytes) {
         return device.allocate(nbytes);

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.mstar.graph.TensorPointerInfo;
+import io.mstar.tensor.bookkeeping.TensorBookkeeping;
 import io.mstar.tensor.bookkeeping.ColumnarTensorInfo;
 import io.mstar.tensor.bookkeeping.ReferenceInfo;
 import io.mstar.tensor.bookkeeping.TensorStoreException;
@@ -19,10 +20,15 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class TensorStoreTests {
+abstract class TensorStoreContract {
 
-    private final StoreFixture f = new StoreFixture();
-    private final TensorStore store = f.store;
+    private final StoreFixture f;
+    private final TensorStore store;
+
+    TensorStoreContract(TensorBookkeeping bookkeeping) {
+        f = new StoreFixture(bookkeeping);
+        store = f.store;
+    }
 
     @AfterEach
     void nothingLeaks() {
@@ -163,7 +169,7 @@ class TensorStoreTests {
 
     @Test
     void aColumnarBatchAlignsRowsWithTensorsAndRequests() {
-        assertThat(store.hasPutTensorBatchColumns()).as("the plain bookkeeper declines columns").isFalse();
+        assertThat(store.hasPutTensorBatchColumns()).isEqualTo(f.bookkeeping.hasPutTensorBatchColumns());
         ColumnarTensorInfo columns = new ColumnarTensorInfo("localhost:7000", "worker-3", "encoder", "walk-0", 1, 0);
         List<HostBuffer> buffers = List.of(f.buffer(16), f.buffer(32));
         int u8 = columns.dtypeIndex("uint8");

@@ -1,5 +1,6 @@
 package io.mstar.tensor;
 
+import io.mstar.tensor.bookkeeping.TensorBookkeeping;
 import io.mstar.tensor.bookkeeping.Collectable;
 import io.mstar.tensor.bookkeeping.TensorStoreException;
 import org.junit.jupiter.api.AfterEach;
@@ -8,10 +9,15 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class RequestTeardownTests {
+abstract class RequestTeardownContract {
 
-    private final StoreFixture f = new StoreFixture();
-    private final TensorStore store = f.store;
+    private final StoreFixture f;
+    private final TensorStore store;
+
+    RequestTeardownContract(TensorBookkeeping bookkeeping) {
+        f = new StoreFixture(bookkeeping);
+        store = f.store;
+    }
 
     @AfterEach
     void nothingLeaks() {

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 
+import io.mstar.tensor.bookkeeping.TensorBookkeeping;
 import io.mstar.tensor.bookkeeping.Collectable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,10 +21,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * tensor: every tensor is freed exactly once, a teardown frees its request's tensors and nothing else, and no
  * record is dropped twice.
  */
-class RandomizedStoreLifetimeTests {
+abstract class RandomizedStoreLifetimeContract {
 
-    private final StoreFixture f = new StoreFixture();
-    private final TensorStore store = f.store;
+    private final StoreFixture f;
+    private final TensorStore store;
+
+    RandomizedStoreLifetimeContract(TensorBookkeeping bookkeeping) {
+        f = new StoreFixture(bookkeeping);
+        store = f.store;
+    }
 
     @AfterEach
     void nothingLeaks() {

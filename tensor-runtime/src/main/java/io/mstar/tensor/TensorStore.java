@@ -217,12 +217,25 @@ public final class TensorStore {
     public int removeRequest(String requestId) {
         checkOwner();
         Set<Long> uuids = requestUuids.get(requestId);
-        if (uuids == null) {
-            return 0;
-        }
+        return uuids == null ? 0 : removeEach(new ArrayList<>(uuids));
+    }
+
+    /**
+     * Shutdown: removes every tensor held, whichever request owns it. The engine loop calls this as it stops
+     * (STYLE §4: the owner releases); failures are handled as in {@link #removeRequest}.
+     *
+     * @return how many tensors were removed
+     */
+    public int removeAll() {
+        checkOwner();
+        return removeEach(new ArrayList<>(tensors.keySet()));
+    }
+
+    /** Keeps going past a failing removal; the first failure is thrown at the end with the others suppressed. */
+    private int removeEach(List<Long> uuids) {
         RuntimeException failure = null;
         int removed = 0;
-        for (long uuid : new ArrayList<>(uuids)) {
+        for (long uuid : uuids) {
             try {
                 removeTensor(uuid);
                 removed++;

@@ -105,6 +105,18 @@ abstract class RequestTeardownContract {
     }
 
     @Test
+    void shutdownRemovesEveryRequestsTensors() {
+        f.put("a", 8);
+        f.put("b", 16);
+        long forgotten = f.put("c", 32);
+        f.bookkeeping.forgetTensor(forgotten);
+        store.markForgotten(new long[] {forgotten});
+        assertThat(store.removeAll()).isEqualTo(3);
+        assertThat(store.removeAll()).isZero();
+        assertThat(f.bookkeeping.errors().total()).isZero();
+    }
+
+    @Test
     void oneBadRecordDoesNotLeakTheRestOfTheRequest() {
         long bad = f.put("a", 8);
         f.put("a", 8);

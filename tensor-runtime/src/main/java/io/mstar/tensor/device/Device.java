@@ -29,14 +29,15 @@ public interface Device extends AutoCloseable {
     void free(DeviceBuffer buffer);
 
     /**
-     * Copies {@code dst.remaining()} bytes from {@code src} at {@code srcOffset} into {@code dst}, advancing
-     * {@code dst}'s position past them as a relative {@link ByteBuffer#put(ByteBuffer)} does.
+     * Copies {@code dst.remaining()} bytes from {@code src} at {@code srcOffset} into {@code dst}, starting at
+     * its position; {@code dst}'s position and limit are left as they were. A read-only {@code dst} is an
+     * INVALID_ARGUMENT.
      */
     void copyToHost(DeviceBuffer src, long srcOffset, ByteBuffer dst);
 
     /**
-     * Copies {@code src.remaining()} bytes from {@code src} into {@code dst} at {@code dstOffset}, advancing
-     * {@code src}'s position past them as a relative {@link ByteBuffer#get(byte[])} does.
+     * Copies {@code src.remaining()} bytes from {@code src}, starting at its position, into {@code dst} at
+     * {@code dstOffset}; {@code src}'s position and limit are left as they were.
      */
     void copyFromHost(ByteBuffer src, DeviceBuffer dst, long dstOffset);
 

@@ -111,16 +111,18 @@ public final class HostDevice implements Device {
 
     @Override
     public void copyToHost(DeviceBuffer src, long srcOffset, ByteBuffer dst) {
-        int n = dst.remaining();
-        ByteBuffer from = slice(own(src, "copyToHost"), srcOffset, n);
-        dst.put(from);
+        if (dst.isReadOnly()) {
+            throw new DeviceException(INVALID_ARGUMENT, name, "copyToHost into a read-only buffer");
+        }
+        ByteBuffer from = slice(own(src, "copyToHost"), srcOffset, dst.remaining());
+        // Through a slice, so the caller's position stays where it was (as CudaDevice does).
+        dst.slice().put(from);
     }
 
     @Override
     public void copyFromHost(ByteBuffer src, DeviceBuffer dst, long dstOffset) {
-        int n = src.remaining();
-        ByteBuffer to = slice(own(dst, "copyFromHost"), dstOffset, n);
-        to.put(src);
+        ByteBuffer to = slice(own(dst, "copyFromHost"), dstOffset, src.remaining());
+        to.put(src.slice());
     }
 
     /** Deliberately a no-op: host copies complete before they return. */

@@ -51,14 +51,18 @@ class HostDeviceTests {
     @Test
     void copiesRoundTripBothWaysAtAnOffset() {
         HostBuffer buffer = device.allocate(16);
-        ByteBuffer src = ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5});
+        ByteBuffer src = ByteBuffer.wrap(new byte[] {7, 1, 2, 3, 4, 5, 7}).position(1).limit(6);
         device.copyFromHost(src, buffer, 10);
-        assertThat(src.remaining()).as("source consumed like a relative get").isZero();
+        assertThat(src.position()).as("source position untouched").isEqualTo(1);
+        assertThat(src.limit()).isEqualTo(6);
 
-        ByteBuffer dst = ByteBuffer.allocate(7);
+        ByteBuffer dst = ByteBuffer.allocate(9).position(1).limit(8);
         device.copyToHost(buffer, 9, dst);
-        assertThat(dst.remaining()).as("destination filled like a relative put").isZero();
-        assertThat(dst.array()).containsExactly(0, 1, 2, 3, 4, 5, 0);
+        assertThat(dst.position()).as("destination position untouched").isEqualTo(1);
+        assertThat(dst.array()).containsExactly(0, 0, 1, 2, 3, 4, 5, 0, 0);
+        assertThatThrownBy(() -> device.copyToHost(buffer, 0, ByteBuffer.allocate(1).asReadOnlyBuffer()))
+                .isInstanceOfSatisfying(DeviceException.class,
+                        e -> assertThat(e.reason()).isEqualTo(DeviceException.Reason.INVALID_ARGUMENT));
 
         ByteBuffer view = buffer.bytes();
         assertThat(view.position()).isZero();

@@ -31,7 +31,8 @@ import io.mstar.tensor.device.DeviceBuffer;
  * object to talk to.
  *
  * <p><b>Ownership.</b> A buffer handed to a put belongs to the store from then on: the caller keeps no handle it
- * may free, and the store frees it exactly once, in {@link #removeTensor} or {@link #removeRequest}. A host copy
+ * may free, and the store frees it exactly once – through its {@link TensorRelease} – in {@link #removeTensor},
+ * {@link #removeRequest} or {@link #removeAll}. A host copy
  * is kept as a slice of what was given (later moves of the giver's position do not matter); {@link #getCpuTensor}
  * answers independent views of it.
  *
@@ -65,6 +66,7 @@ public final class TensorStore {
     }
 
     private final TensorBookkeeping bookkeeping;
+    private final TensorRelease release;
     private final Map<Long, Stored> tensors = new HashMap<>();
     private final Map<String, Set<Long>> requestUuids = new HashMap<>();
     /** Uuids held here whose bookkeeper record is already gone; drained by removal. */
@@ -72,8 +74,15 @@ public final class TensorStore {
     private final long[] errors = new long[Reason.values().length];
     private volatile Thread owner;
 
+    /** A store that frees removed buffers on their device at once ({@link TensorRelease#FREE_NOW}). */
     public TensorStore(TensorBookkeeping bookkeeping) {
+        this(bookkeeping, TensorRelease.FREE_NOW);
+    }
+
+    /** @param release takes each removed buffer, exactly once (e.g. deferring the free while a read pins it) */
+    public TensorStore(TensorBookkeeping bookkeeping, TensorRelease release) {
         this.bookkeeping = Objects.requireNonNull(bookkeeping, "bookkeeping");
+        this.release = Objects.requireNonNull(release, "release");
     }
 
     /** Binds the store to {@code thread} (the engine loop) before first use. */
@@ -178,7 +187,8 @@ public final class TensorStore {
     // ---- removal ----
 
     /**
-     * Frees the tensor's buffer (exactly once: the store forgets it before freeing) and drops its host copy,
+     * Frees the tensor's buffer (exactly once: the store forgets it before handing it to its
+     * {@link TensorRelease}) and drops its host copy,
      * request entry and bookkeeper record – unless that record was already forgotten ({@link #markForgotten}).
      *
      * @throws TensorStoreException UNKNOWN_UUID if the store does not hold it (a double remove, say); or, from the
@@ -198,8 +208,8 @@ public final class TensorStore {
         }
         boolean recordGone = forgotten.remove(uuid);
         try {
-            // The store no longer refers to the buffer; the device owns it again after this call.
-            stored.buffer.device().free(stored.buffer);
+            // The store no longer refers to the buffer: from here it is the release's to free, exactly once.
+            release.release(uuid, stored.buffer);
         } finally {
             if (!recordGone) {
                 bookkeeping.forgetTensor(uuid);

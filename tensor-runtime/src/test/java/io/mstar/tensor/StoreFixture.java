@@ -23,6 +23,15 @@ final class StoreFixture {
         this.store = new TensorStore(bookkeeping);
     }
 
+    /** Another bookkeeper of the same backend, for a second store. */
+    TensorBookkeeping newBookkeeping() {
+        try {
+            return bookkeeping.getClass().getConstructor().newInstance();
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     HostBuffer buffer(int nbytes) {
         return device.allocate(nbytes);
     }

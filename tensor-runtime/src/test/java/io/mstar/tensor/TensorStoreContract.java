@@ -12,6 +12,7 @@ import io.mstar.tensor.bookkeeping.ColumnarTensorInfo;
 import io.mstar.tensor.bookkeeping.ReferenceInfo;
 import io.mstar.tensor.bookkeeping.TensorStoreException;
 import io.mstar.tensor.bookkeeping.TensorStoreException.Reason;
+import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.tensor.device.HostBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -236,6 +237,26 @@ abstract class TensorStoreContract {
         assertThat(store.getInfo(uuid).shmSegment()).isEqualTo("mstar-worker-3-seg-0");
         assertThat(store.getInfo(uuid).shmOffset()).isEqualTo(4096);
         store.removeTensor(uuid);
+    }
+
+    @Test
+    void aRemovedBufferGoesToTheReleaseExactlyOnce() {
+        List<DeviceBuffer> deferred = new ArrayList<>();
+        List<Long> released = new ArrayList<>();
+        TensorStore deferring = new TensorStore(f.newBookkeeping(), (uuid, buffer) -> {
+            released.add(uuid);
+            deferred.add(buffer); // a read still has it pinned: freed later
+        });
+        long uuid = f.uuids.next();
+        HostBuffer buffer = f.buffer(8);
+        deferring.putTensor("a", uuid, buffer, f.info(uuid, buffer), null);
+
+        deferring.removeRequest("a");
+        assertThat(released).containsExactly(uuid);
+        assertThat(f.device.isLive(buffer)).as("not freed by the store itself").isTrue();
+        assertThatThrownBy(() -> deferring.removeTensor(uuid)).isInstanceOf(TensorStoreException.class);
+        assertThat(released).hasSize(1);
+        deferred.forEach(b -> b.device().free(b)); // the last unpin
     }
 
     @Test

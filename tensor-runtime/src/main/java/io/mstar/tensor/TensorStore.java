@@ -32,9 +32,8 @@ import io.mstar.tensor.device.DeviceBuffer;
  *
  * <p><b>Ownership.</b> A buffer handed to a put belongs to the store from then on: the caller keeps no handle it
  * may free, and the store frees it exactly once – through its {@link TensorRelease} – in {@link #removeTensor},
- * {@link #removeRequest} or {@link #removeAll}. A host copy
- * is kept as a slice of what was given (later moves of the giver's position do not matter); {@link #getCpuTensor}
- * answers independent views of it.
+ * {@link #removeRequest} or {@link #removeAll}. A host copy is kept as a slice of what was given (later moves of
+ * the giver's position do not matter); {@link #getCpuTensor} answers independent views of it.
  *
  * <p><b>Forgotten records.</b> A batched dereference with {@code cleanup} drops the collectable records in the
  * bookkeeper in the same call, but the tensors stay here until the caller removes them; {@link #markForgotten}

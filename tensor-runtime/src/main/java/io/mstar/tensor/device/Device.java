@@ -28,10 +28,17 @@ public interface Device extends AutoCloseable {
     /** Returns the buffer to the device; a buffer is freed exactly once, a second free is an error. */
     void free(DeviceBuffer buffer);
 
-    /** Copies {@code dst.remaining()} bytes from {@code src} at {@code srcOffset} into {@code dst}. */
+    /**
+     * Copies {@code dst.remaining()} bytes from {@code src} at {@code srcOffset} into {@code dst}, starting at
+     * its position; {@code dst}'s position and limit are left as they were. A read-only {@code dst} is an
+     * INVALID_ARGUMENT.
+     */
     void copyToHost(DeviceBuffer src, long srcOffset, ByteBuffer dst);
 
-    /** Copies {@code src.remaining()} bytes from {@code src} into {@code dst} at {@code dstOffset}. */
+    /**
+     * Copies {@code src.remaining()} bytes from {@code src}, starting at its position, into {@code dst} at
+     * {@code dstOffset}; {@code src}'s position and limit are left as they were.
+     */
     void copyFromHost(ByteBuffer src, DeviceBuffer dst, long dstOffset);
 
     /** Waits until every operation issued on this device has completed. */

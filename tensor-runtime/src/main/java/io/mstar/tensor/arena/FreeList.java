@@ -21,11 +21,12 @@ final class FreeList {
     /** Offset of the first extent that fits {@code length}, carved off its front; -1 when none fits. */
     long take(long length) {
         for (Map.Entry<Long, Long> e : extents.entrySet()) {
-            if (e.getValue() >= length) {
-                long offset = e.getKey();
+            long offset = e.getKey();
+            long free = e.getValue(); // read before removing: TreeMap recycles a removed node for its successor
+            if (free >= length) {
                 extents.remove(offset);
-                if (e.getValue() > length) {
-                    extents.put(offset + length, e.getValue() - length);
+                if (free > length) {
+                    extents.put(offset + length, free - length);
                 }
                 return offset;
             }

@@ -1,21 +1,18 @@
 package io.mstar.tensor.arena;
 
-import java.nio.ByteBuffer;
+import io.mstar.tensor.TestPattern;
 
-/** A byte pattern that depends on the uuid and the position, so a shifted or foreign read shows. */
+/** Fills slots with {@link TestPattern}. */
 final class ArenaSlots {
 
     private ArenaSlots() {
     }
 
     static byte at(long uuid, long i) {
-        return (byte) ((i * 131 + uuid * 7 + (i >>> 11)) & 0xff);
+        return TestPattern.at(uuid, i);
     }
 
     static void pattern(ArenaSlot slot) {
-        ByteBuffer b = slot.buffer();
-        for (int i = 0; b.hasRemaining(); i++) {
-            b.put(at(slot.uuid(), i));
-        }
+        TestPattern.fill(slot.buffer(), slot.uuid());
     }
 }

@@ -142,7 +142,7 @@ public final class TensorReader implements AutoCloseable {
         meters.close();
         copyPool.shutdownNow();
         connections.disposeLater().block(java.time.Duration.ofSeconds(5));
-        loops.disposeLater().block(java.time.Duration.ofSeconds(5));
+        loops.disposeLater(java.time.Duration.ZERO, java.time.Duration.ofSeconds(5)).block(java.time.Duration.ofSeconds(10));
     }
 
     private CompletableFuture<ReadResult> readShm(TensorPointerInfo info, ByteBuffer window, long start) {

@@ -21,8 +21,9 @@ import reactor.netty.resources.LoopResources;
  * range outside the tensor, 400 for a malformed uuid.
  *
  * <p>A read pins the tensor for as long as its bytes are being written to the socket: the pin is
- * taken before the status is decided and released when the response completes, fails or the client
- * goes away, exactly once. Bytes go to the socket straight from the source's buffer (an arena slot
+ * taken before the status is decided and released exactly once, when Netty is done with the body
+ * buffer (written, failed, or dropped because the client went away; {@link PinnedBody}). Bytes
+ * go to the socket straight from the source's buffer (an arena slot
  * is sent from the mapping, no copy).
  *
  * <p>The server does not own the source: closing it stops serving and leaves the tensors alone.
@@ -76,7 +77,8 @@ public final class TensorServer implements AutoCloseable {
     @Override
     public void close() {
         server.disposeNow(Duration.ofSeconds(5));
-        loops.disposeLater().block(Duration.ofSeconds(5));
+        // no quiet period: the server is closed, nothing more will be scheduled on these loops
+        loops.disposeLater(Duration.ZERO, Duration.ofSeconds(5)).block(Duration.ofSeconds(10));
     }
 
     private Publisher<Void> serve(HttpServerRequest request, HttpServerResponse response) {
@@ -112,14 +114,13 @@ public final class TensorServer implements AutoCloseable {
                         .header(HttpHeaderNames.CONTENT_RANGE, "bytes " + range.first() + "-" + range.last() + "/" + length);
             }
             ByteBuffer toSend = body;
+            PinnedBody pinnedBody = new PinnedBody(pinned.unpin());
             return response
                     .header(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_OCTET_STREAM)
                     .header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(toSend.remaining()))
-                    .send(Mono.fromSupplier(() -> Unpooled.wrappedBuffer(toSend)))
+                    .send(Mono.fromSupplier(() -> pinnedBody.buffer(toSend)))
                     .then()
-                    // completes once the bytes were handed to the socket; runs too on error or when the
-                    // client goes away, so the pin is released exactly once in every case
-                    .doFinally(signal -> pinned.unpin().run());
+                    .doFinally(signal -> pinnedBody.abandon());
         } catch (RuntimeException e) {
             pinned.unpin().run();
             throw e;

@@ -31,10 +31,21 @@ public final class ArenaReader implements AutoCloseable {
         return directory;
     }
 
-    /** Whether {@code fileName} (a descriptor's {@code shm_segment}) is an arena file visible here. */
+    /**
+     * Whether {@code fileName} (a descriptor's {@code shm_segment}) is an arena file present here. Asks
+     * the file system every time (a stat) rather than trusting a cached mapping: a closed producer's
+     * mapping stays readable after its files are gone, and must not serve stale bytes. A gone file's
+     * mapping is dropped.
+     */
     public boolean visible(String fileName) {
-        return fileName != null && ArenaFileName.parse(fileName).isPresent()
-                && (segments.containsKey(fileName) || Files.isRegularFile(directory.resolve(fileName)));
+        if (fileName == null || ArenaFileName.parse(fileName).isEmpty()) {
+            return false;
+        }
+        if (Files.isRegularFile(directory.resolve(fileName))) {
+            return true;
+        }
+        segments.remove(fileName);
+        return false;
     }
 
     /**

@@ -62,7 +62,7 @@ class ArenaPlacementTests {
                 Random random = new Random(seed + t);
                 done.add(pool.submit(() -> {
                     List<ArenaSlot> mine = new ArrayList<>();
-                    for (int op = 0; op < 3000; op++) {
+                    for (int op = 0; op < 2000; op++) {
                         if (mine.isEmpty() || random.nextInt(3) != 0) {
                             long uuid = uuids.incrementAndGet();
                             ArenaSlot slot = arena.allocate(uuid, 1 + random.nextInt(24 * KIB));
@@ -153,6 +153,9 @@ class ArenaPlacementTests {
                 assertThat(copy.flip()).isEqualTo(slot.buffer());
             }
             assertThat(reader.visible("mstar.worker-9.1.abc.seg0")).isFalse();
+            String name = inSegment.fileName();
+            arena.close();
+            assertThat(reader.visible(name)).as("a closed producer's cached mapping is not trusted").isFalse();
         }
     }
 

@@ -160,22 +160,17 @@ class ArenaPlacementTests {
     }
 
     static void fill(ArenaSlot slot) {
-        ByteBuffer b = slot.buffer();
-        byte value = (byte) (slot.uuid() * 31 + 7);
-        while (b.hasRemaining()) {
-            b.put(value);
-        }
+        slot.buffer().put(expected(slot));
     }
 
     static boolean intact(ArenaSlot slot) {
-        ByteBuffer b = slot.buffer();
-        byte value = (byte) (slot.uuid() * 31 + 7);
-        while (b.hasRemaining()) {
-            if (b.get() != value) {
-                return false;
-            }
-        }
-        return true;
+        return slot.buffer().mismatch(ByteBuffer.wrap(expected(slot))) < 0;
+    }
+
+    private static byte[] expected(ArenaSlot slot) {
+        byte[] bytes = new byte[(int) slot.nbytes()];
+        java.util.Arrays.fill(bytes, (byte) (slot.uuid() * 31 + 7));
+        return bytes;
     }
 
     private static void assertNoOverlap(List<ArenaSlot> slots) {

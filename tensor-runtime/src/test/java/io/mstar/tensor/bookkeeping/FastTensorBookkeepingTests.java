@@ -1,0 +1,81 @@
+package io.mstar.tensor.bookkeeping;
+
+import io.mstar.graph.TensorPointerInfo;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What only the fast backend has: copying descriptors in, growth, tombstones, interning. */
+class FastTensorBookkeepingTests {
+
+    @Test
+    void descriptorsAreCopiedInWhereThePlainBackendKeepsTheCallersObject() {
+        TensorPointerInfo info = BookkeepingContractTests.info(1);
+        FastTensorBookkeeping fast = new FastTensorBookkeeping();
+        PlainTensorBookkeeping plain = new PlainTensorBookkeeping();
+        fast.putTensor(1, info);
+        plain.putTensor(1, info);
+        assertThat(plain.getInfo(1)).isSameAs(info);
+        assertThat(fast.getInfo(1)).isEqualTo(info).isNotSameAs(info);
+        assertThat(fast.getInfo(1)).isNotSameAs(fast.getInfo(1));
+    }
+
+    @Test
+    void theIndexGrowsFromATinyStartAndKeepsEveryEntry() {
+        FastTensorBookkeeping b = new FastTensorBookkeeping(1);
+        int start = b.indexCapacity();
+        for (long u = 1; u <= 50_000; u++) {
+            b.putTensor(u << 20, new TensorPointerInfo(u << 20, List.of(u), List.of(1L), "int8", u, u, "h:1", "worker-0"));
+        }
+        assertThat(b.indexCapacity()).isGreaterThan(start).isLessThanOrEqualTo(4 * 65_536);
+        for (long u = 1; u <= 50_000; u++) {
+            assertThat(b.getInfo(u << 20).nbytes()).isEqualTo(u);
+        }
+    }
+
+    @Test
+    void churnAtASteadyPopulationClearsTombstonesInsteadOfGrowing() {
+        FastTensorBookkeeping b = new FastTensorBookkeeping(1024);
+        ColumnarTensorInfo cols = new ColumnarTensorInfo("h:1", "worker-0", "llm", "walk", 1, 0);
+        long next = 1;
+        int capacityAfterWarmup = -1;
+        for (int round = 0; round < 2_000; round++) {
+            cols.clear();
+            int f = cols.dtypeIndex("bfloat16");
+            for (int i = 0; i < 64; i++) {
+                cols.addRow(next++, 0, 2, 1, new long[]{1}, new long[]{1}, f);
+            }
+            b.putTensorBatchColumns(cols);
+            long[] ids = cols.uuids();
+            b.incrementRefBatchUniform(ids, 1);
+            assertThat(b.dereferenceBatchUniform(ids, 1, true).size()).isEqualTo(64);
+            if (round == 10) {
+                capacityAfterWarmup = b.indexCapacity();
+            }
+        }
+        assertThat(b.liveCount()).isZero();
+        assertThat(b.indexCapacity()).isEqualTo(capacityAfterWarmup);
+        assertThat(b.indexRebuilds()).as("tombstones were cleared by rebuilding in place").isGreaterThan(0);
+    }
+
+    @Test
+    void originsAreInternedOncePerBatchAndReleasedWithTheirLastTensor() {
+        FastTensorBookkeeping b = new FastTensorBookkeeping();
+        for (int walk = 0; walk < 3; walk++) {
+            ColumnarTensorInfo cols = new ColumnarTensorInfo("h:1", "worker-0", "llm", "walk-" + walk, 1, 0);
+            int f = cols.dtypeIndex("float32");
+            for (int i = 0; i < 10; i++) {
+                cols.addRow(walk * 100L + i, 0, 4, 1, new long[]{1}, new long[]{1}, f);
+            }
+            assertThat(b.putTensorBatchColumns(cols)).isTrue();
+        }
+        assertThat(b.internedOrigins()).isEqualTo(3);
+        for (int i = 0; i < 10; i++) {
+            b.forgetTensor(100L + i);
+        }
+        assertThat(b.internedOrigins()).isEqualTo(2);
+        assertThat(b.getInfo(205).sourceGraphWalk()).isEqualTo("walk-2");
+    }
+}

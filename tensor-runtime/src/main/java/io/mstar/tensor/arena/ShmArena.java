@@ -74,7 +74,8 @@ public final class ShmArena implements AutoCloseable {
 
     /**
      * Places {@code nbytes} for {@code uuid}: first fit in the existing segments, else in a new one
-     * (registered with the listener), else in a spill file. Reports the placement before returning.
+     * (registered with the listener before this returns), else in a spill file. The placement itself is
+     * reported later, by {@link #reportPlacement}, once the tensor is known to the bookkeeper.
      */
     public ArenaSlot allocate(long uuid, long nbytes) {
         if (nbytes < 0 || nbytes > Integer.MAX_VALUE) {
@@ -111,11 +112,30 @@ public final class ShmArena implements AutoCloseable {
                 usedBytes += aligned;
             }
             live.put(uuid, slot);
-            listener.setShmPlacement(new long[] {uuid}, new int[] {slot.segmentIndex()}, new long[] {slot.offset()});
             return slot;
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Stamps the placement of {@code slots} with one {@code setShmPlacement} call (segment index, or
+     * -1 for a spilled tensor, and offset). Separate from {@link #allocate} because the bookkeeper
+     * refuses placement for a uuid it does not hold yet, and memory is placed before the tensor is
+     * put: the producer calls this when it registers the tensors for sending, as the spec's
+     * {@code register_for_send} does.
+     */
+    public void reportPlacement(List<ArenaSlot> slots) {
+        long[] uuids = new long[slots.size()];
+        int[] segmentIdxs = new int[slots.size()];
+        long[] offsets = new long[slots.size()];
+        for (int i = 0; i < uuids.length; i++) {
+            ArenaSlot slot = slots.get(i);
+            uuids[i] = slot.uuid();
+            segmentIdxs[i] = slot.segmentIndex();
+            offsets[i] = slot.offset();
+        }
+        listener.setShmPlacement(uuids, segmentIdxs, offsets);
     }
 
     /**

@@ -110,6 +110,8 @@ class ArenaPlacementTests {
             assertThat(b.spilled()).isTrue();
             assertThat(huge.spilled()).isTrue();
             assertThat(listener.segments).containsExactly(a.fileName());
+            assertThat(listener.placements).as("placement waits for reportPlacement").isEmpty();
+            arena.reportPlacement(List.of(a, b, huge));
             assertThat(listener.placements.get(2L)).containsExactly(-1, 0);
             assertThat(listener.placements.get(1L)).containsExactly(0, 0);
             assertThat(Files.size(dir.resolve(b.fileName()))).isEqualTo(40 * KIB);

@@ -1,0 +1,112 @@
+package io.mstar.tensor.transport;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The reader's meters, declared once per role ({@code worker}, {@code conductor}), tagged only by
+ * {@code transport} ({@code shm}, {@code http}) and, for failures, {@code reason} (an enum). Dotted
+ * names with base units; the Prometheus convention renders them as listed on each constant.
+ */
+final class TransportMeters implements AutoCloseable {
+
+    /** The declaration: name suffix after {@code mstar.<role>.}, type, unit, description. */
+    enum Declared {
+        /** {@code mstar_<role>_tensor_transfer_bytes_total} */
+        TRANSFER_BYTES("tensor.transfer.bytes", "counter", "bytes", "Tensor bytes read from producers"),
+        /** {@code mstar_<role>_tensor_transfer_seconds} (count, sum, max) */
+        TRANSFER_TIME("tensor.transfer", "timer", "seconds", "Time from read start to bytes landed"),
+        /** {@code mstar_<role>_tensor_reads_in_flight} */
+        READS_IN_FLIGHT("tensor.reads.in.flight", "gauge", null, "Tensor reads started and not yet finished"),
+        /** {@code mstar_<role>_tensor_read_failures_total} */
+        READ_FAILURES("tensor.read.failures", "counter", null, "Tensor reads that failed, by reason");
+
+        final String suffix;
+        final String type;
+        final String unit;
+        final String description;
+
+        Declared(String suffix, String type, String unit, String description) {
+            this.suffix = suffix;
+            this.type = type;
+            this.unit = unit;
+            this.description = description;
+        }
+
+        String name(String role) {
+            return "mstar." + role + "." + suffix;
+        }
+    }
+
+    private final MeterRegistry registry;
+    private final String role;
+    private final List<Meter> meters = new ArrayList<>();
+    private final Map<Transport, Counter> bytes = new EnumMap<>(Transport.class);
+    private final Map<Transport, Timer> time = new EnumMap<>(Transport.class);
+    private final Map<Transport, AtomicInteger> inFlight = new EnumMap<>(Transport.class);
+
+    TransportMeters(MeterRegistry registry, String role) {
+        this.registry = registry;
+        this.role = role;
+        for (Transport t : Transport.values()) {
+            Counter c = Counter.builder(Declared.TRANSFER_BYTES.name(role)).baseUnit("bytes")
+                    .description(Declared.TRANSFER_BYTES.description).tag("transport", t.tag()).register(registry);
+            Timer timer = Timer.builder(Declared.TRANSFER_TIME.name(role))
+                    .description(Declared.TRANSFER_TIME.description).tag("transport", t.tag()).register(registry);
+            AtomicInteger n = new AtomicInteger();
+            Gauge g = Gauge.builder(Declared.READS_IN_FLIGHT.name(role), n, AtomicInteger::get)
+                    .description(Declared.READS_IN_FLIGHT.description).tag("transport", t.tag()).register(registry);
+            bytes.put(t, c);
+            time.put(t, timer);
+            inFlight.put(t, n);
+            meters.add(c);
+            meters.add(timer);
+            meters.add(g);
+        }
+    }
+
+    void started(Transport t) {
+        inFlight.get(t).incrementAndGet();
+    }
+
+    void landed(Transport t, long nbytes, long nanos) {
+        inFlight.get(t).decrementAndGet();
+        bytes.get(t).increment(nbytes);
+        time.get(t).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    void failed(Transport t, TensorTransportException.Reason reason) {
+        inFlight.get(t).decrementAndGet();
+        Counter c = Counter.builder(Declared.READ_FAILURES.name(role))
+                .description(Declared.READ_FAILURES.description)
+                .tag("transport", t.tag()).tag("reason", reason.name().toLowerCase(java.util.Locale.ROOT))
+                .register(registry);
+        synchronized (meters) {
+            if (!meters.contains(c)) {
+                meters.add(c);
+            }
+        }
+        c.increment();
+    }
+
+    int inFlight(Transport t) {
+        return inFlight.get(t).get();
+    }
+
+    /** Removes every meter this instance registered. */
+    @Override
+    public void close() {
+        synchronized (meters) {
+            meters.forEach(registry::remove);
+            meters.clear();
+        }
+    }
+}

@@ -3,8 +3,14 @@ package io.mstar.stack;
 import java.nio.file.Path;
 
 /** The parsed command line of {@link LocalStackCli}. */
-record CliOptions(String command, int workers, int basePort, String topicPrefix, int timeoutSeconds,
-                  Path stateDir) {
+record CliOptions(String command, int workers, int basePort, int conductorPort, String topicPrefix,
+                  int timeoutSeconds, Path stateDir) {
+
+    /**
+     * Where {@code bin/mstar up} puts the conductor unless told otherwise: a fixed, well-known port, so the
+     * README's requests and a user's scripts work without reading the launcher's output first.
+     */
+    static final int DEFAULT_CONDUCTOR_PORT = 8080;
 
     static CliOptions parse(String[] args) {
         if (args.length == 0) {
@@ -16,6 +22,7 @@ record CliOptions(String command, int workers, int basePort, String topicPrefix,
         }
         int workers = 2;
         int basePort = 0;
+        int conductorPort = DEFAULT_CONDUCTOR_PORT;
         String topicPrefix = "mstar";
         int timeoutSeconds = 180;
         Path stateDir = null;
@@ -28,13 +35,18 @@ record CliOptions(String command, int workers, int basePort, String topicPrefix,
             switch (option) {
                 case "--workers" -> workers = positive(option, value);
                 case "--base-port" -> basePort = positive(option, value);
+                case "--conductor-port" -> conductorPort = nonNegative(option, value);
                 case "--topic-prefix" -> topicPrefix = value;
                 case "--timeout" -> timeoutSeconds = positive(option, value);
                 case "--state-dir" -> stateDir = Path.of(value).toAbsolutePath();
                 default -> throw new IllegalArgumentException("unknown option " + option);
             }
         }
-        return new CliOptions(command, workers, basePort, topicPrefix, timeoutSeconds, stateDir);
+        return new CliOptions(command, workers, basePort, conductorPort, topicPrefix, timeoutSeconds, stateDir);
+    }
+
+    private static int nonNegative(String option, String value) {
+        return "0".equals(value) ? 0 : positive(option, value);
     }
 
     private static int positive(String option, String value) {

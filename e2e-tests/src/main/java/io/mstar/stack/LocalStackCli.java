@@ -18,13 +18,15 @@ import java.util.List;
 public final class LocalStackCli {
 
     private static final String USAGE = """
-            usage: bin/mstar up [--workers N] [--base-port P] [--topic-prefix X] [--timeout SECONDS]
+            usage: bin/mstar up [--workers N] [--conductor-port P] [--base-port P] [--topic-prefix X] [--timeout SECONDS]
                    bin/mstar status
                    bin/mstar down
             options for every command: --state-dir DIR (default <repo>/.mstar)
               --workers N      worker processes (default 2)
-              --base-port P    fixed ports: Kafka P, its controller P+1, conductor P+2, worker n P+3+n
-                               (default: free ports, printed by up and status)
+              --conductor-port P  the conductor's HTTP port (default 8080; 0 = any free port)
+              --base-port P    fixed ports for everything: Kafka P, its controller P+1, conductor P+2,
+                               worker n P+3+n (default: the conductor on --conductor-port, the rest on
+                               free ports, printed by up and status)
             """;
 
     private final PrintStream out;
@@ -93,6 +95,8 @@ public final class LocalStackCli {
         if (options.basePort() > 0) {
             int base = options.basePort();
             builder.kafkaPorts(base, base + 1).conductorPort(base + 2).workerBasePort(base + 3);
+        } else {
+            builder.conductorPort(options.conductorPort());
         }
         // Ctrl-C here runs LocalStack's shutdown hook, which stops what was started so far.
         LocalStack stack = builder.start();

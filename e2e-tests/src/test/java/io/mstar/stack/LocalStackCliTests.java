@@ -54,7 +54,7 @@ class LocalStackCliTests {
     @Test
     @Order(1)
     void upStartsADetachedStackThatStatusReportsAndDownRemovesCompletely() throws Exception {
-        Run up = mstar(UP_TIMEOUT, "up", "--workers", "1");
+        Run up = mstar(UP_TIMEOUT, "up", "--workers", "1", "--conductor-port", "0");
         assertThat(up.exitCode()).as(up.output()).isZero();
         assertThat(up.output()).contains("M* local stack is up (1 workers").contains("conductor  http://127.0.0.1:")
                 .contains("worker-0   http://127.0.0.1:").contains("kafka      127.0.0.1:");
@@ -73,7 +73,7 @@ class LocalStackCliTests {
         assertThat(status.output().lines().filter(line -> line.matches("\\s+\\S+\\s+\\d+\\s+yes\\s+yes\\s+.*")))
                 .hasSize(3);
 
-        Run again = mstar(Duration.ofSeconds(60), "up", "--workers", "1");
+        Run again = mstar(Duration.ofSeconds(60), "up", "--workers", "1", "--conductor-port", "0");
         assertThat(again.exitCode()).as(again.output()).isZero();
         assertThat(again.output()).contains("already running");
         assertThat(ProcessRecord.readAll(stateDir.resolve("run"))).extracting(ProcessRecord::pid)

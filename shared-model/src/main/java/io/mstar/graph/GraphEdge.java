@@ -52,4 +52,100 @@ public record GraphEdge(
     public GraphEdge(String nextNode, String name, List<TensorPointerInfo> tensorInfo) {
         this(nextNode, name, tensorInfo, false, false, false, null, "", false, false, 1, null);
     }
+
+    /** A builder starting from the required fields. */
+    public static Builder builder(String nextNode, String name) {
+        return new Builder(nextNode, name);
+    }
+
+    /** A builder holding this value's fields, to derive a changed copy. */
+    public Builder toBuilder() {
+        Builder b = new Builder(nextNode, name);
+        b.tensorInfo = tensorInfo;
+        b.persist = persist;
+        b.conductorNewToken = conductorNewToken;
+        b.isStreaming = isStreaming;
+        b.targetPartition = targetPartition;
+        b.outputModality = outputModality;
+        b.persistForLoop = persistForLoop;
+        b.finalStreamChunk = finalStreamChunk;
+        b.totalFanin = totalFanin;
+        b.shardDim = shardDim;
+        return b;
+    }
+
+    /** Fluent construction; unset optional fields keep their spec defaults. Not thread-safe. */
+    public static final class Builder {
+        private final String nextNode;
+        private final String name;
+        private List<TensorPointerInfo> tensorInfo;
+        private boolean persist;
+        private boolean conductorNewToken;
+        private boolean isStreaming;
+        private String targetPartition;
+        private String outputModality = "";
+        private boolean persistForLoop;
+        private boolean finalStreamChunk;
+        private int totalFanin = 1;
+        private Integer shardDim;
+
+        private Builder(String nextNode, String name) {
+            this.nextNode = nextNode;
+            this.name = name;
+        }
+
+        public Builder tensorInfo(List<TensorPointerInfo> tensorInfo) {
+            this.tensorInfo = tensorInfo;
+            return this;
+        }
+
+        public Builder persist(boolean persist) {
+            this.persist = persist;
+            return this;
+        }
+
+        public Builder conductorNewToken(boolean conductorNewToken) {
+            this.conductorNewToken = conductorNewToken;
+            return this;
+        }
+
+        public Builder isStreaming(boolean isStreaming) {
+            this.isStreaming = isStreaming;
+            return this;
+        }
+
+        public Builder targetPartition(String targetPartition) {
+            this.targetPartition = targetPartition;
+            return this;
+        }
+
+        public Builder outputModality(String outputModality) {
+            this.outputModality = outputModality;
+            return this;
+        }
+
+        public Builder persistForLoop(boolean persistForLoop) {
+            this.persistForLoop = persistForLoop;
+            return this;
+        }
+
+        public Builder finalStreamChunk(boolean finalStreamChunk) {
+            this.finalStreamChunk = finalStreamChunk;
+            return this;
+        }
+
+        public Builder totalFanin(int totalFanin) {
+            this.totalFanin = totalFanin;
+            return this;
+        }
+
+        public Builder shardDim(Integer shardDim) {
+            this.shardDim = shardDim;
+            return this;
+        }
+
+        public GraphEdge build() {
+            return new GraphEdge(nextNode, name, tensorInfo, persist, conductorNewToken, isStreaming, targetPartition, outputModality, persistForLoop, finalStreamChunk, totalFanin, shardDim);
+        }
+    }
 }

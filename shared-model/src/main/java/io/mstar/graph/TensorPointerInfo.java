@@ -59,4 +59,91 @@ public record TensorPointerInfo(
         this(uuid, dims, stride, dtype, nbytes, address, 0L, sourceSessionId, sourceEntity, 1, 0,
                 null, 0L, null, null);
     }
+
+    /** A builder starting from the required fields. */
+    public static Builder builder(long uuid, List<Long> dims, List<Long> stride, String dtype, long nbytes, long address, String sourceSessionId, String sourceEntity) {
+        return new Builder(uuid, dims, stride, dtype, nbytes, address, sourceSessionId, sourceEntity);
+    }
+
+    /** A builder holding this value's fields, to derive a changed copy. */
+    public Builder toBuilder() {
+        Builder b = new Builder(uuid, dims, stride, dtype, nbytes, address, sourceSessionId, sourceEntity);
+        b.offset = offset;
+        b.sourceTpSize = sourceTpSize;
+        b.sourceTpRank = sourceTpRank;
+        b.shmSegment = shmSegment;
+        b.shmOffset = shmOffset;
+        b.sourceNodeName = sourceNodeName;
+        b.sourceGraphWalk = sourceGraphWalk;
+        return b;
+    }
+
+    /** Fluent construction; unset optional fields keep their spec defaults. Not thread-safe. */
+    public static final class Builder {
+        private final long uuid;
+        private final List<Long> dims;
+        private final List<Long> stride;
+        private final String dtype;
+        private final long nbytes;
+        private final long address;
+        private long offset;
+        private final String sourceSessionId;
+        private final String sourceEntity;
+        private int sourceTpSize = 1;
+        private int sourceTpRank;
+        private String shmSegment;
+        private long shmOffset;
+        private String sourceNodeName;
+        private String sourceGraphWalk;
+
+        private Builder(long uuid, List<Long> dims, List<Long> stride, String dtype, long nbytes, long address, String sourceSessionId, String sourceEntity) {
+            this.uuid = uuid;
+            this.dims = dims;
+            this.stride = stride;
+            this.dtype = dtype;
+            this.nbytes = nbytes;
+            this.address = address;
+            this.sourceSessionId = sourceSessionId;
+            this.sourceEntity = sourceEntity;
+        }
+
+        public Builder offset(long offset) {
+            this.offset = offset;
+            return this;
+        }
+
+        public Builder sourceTpSize(int sourceTpSize) {
+            this.sourceTpSize = sourceTpSize;
+            return this;
+        }
+
+        public Builder sourceTpRank(int sourceTpRank) {
+            this.sourceTpRank = sourceTpRank;
+            return this;
+        }
+
+        public Builder shmSegment(String shmSegment) {
+            this.shmSegment = shmSegment;
+            return this;
+        }
+
+        public Builder shmOffset(long shmOffset) {
+            this.shmOffset = shmOffset;
+            return this;
+        }
+
+        public Builder sourceNodeName(String sourceNodeName) {
+            this.sourceNodeName = sourceNodeName;
+            return this;
+        }
+
+        public Builder sourceGraphWalk(String sourceGraphWalk) {
+            this.sourceGraphWalk = sourceGraphWalk;
+            return this;
+        }
+
+        public TensorPointerInfo build() {
+            return new TensorPointerInfo(uuid, dims, stride, dtype, nbytes, address, offset, sourceSessionId, sourceEntity, sourceTpSize, sourceTpRank, shmSegment, shmOffset, sourceNodeName, sourceGraphWalk);
+        }
+    }
 }

@@ -76,8 +76,8 @@ final class BodyDecoding {
         String f;
         while ((f = r.nextField()) != null) {
             switch (f) {
-                case "rids": rids = r.list(WireReader::string); break;
-                case "is_offload": isOffload = r.list(WireReader::bool); break;
+                case "rids": rids = r.strings(); break;
+                case "is_offload": isOffload = r.bools(); break;
                 default: r.skip();
             }
         }
@@ -162,9 +162,9 @@ final class BodyDecoding {
         while ((f = r.nextField()) != null) {
             switch (f) {
                 case "request_id": rid = r.string(); break;
-                case "partition_worker_graph_ids": ids = r.list(WireReader::int32); break;
+                case "partition_worker_graph_ids": ids = r.int32s(); break;
                 case "worker_graph_to_workers":
-                    toWorkers = r.pairs(WireReader::int32, x -> x.list(WireReader::string));
+                    toWorkers = r.pairs(WireReader::int32, x -> x.strings());
                     break;
                 case "initial_inputs": inputs = r.list(ModelDecoding::graphEdge); break;
                 case "request_info": info = ModelDecoding.currentForwardPassInfo(r); break;
@@ -207,7 +207,7 @@ final class BodyDecoding {
             switch (f) {
                 case "node_name": node = r.string(); break;
                 case "graph_walk": walk = r.string(); break;
-                case "request_ids": rids = r.list(WireReader::string); break;
+                case "request_ids": rids = r.strings(); break;
                 case "speculative": speculative = or(r.bool(), false); break;
                 case "spec_seq": specSeq = or(r.int32(), -1); break;
                 case "spec_from_seq": specFromSeq = or(r.int32(), -1); break;
@@ -249,7 +249,7 @@ final class BodyDecoding {
             switch (f) {
                 case "request_id": rid = r.string(); break;
                 case "successful_tensors": ok = r.pairs(WireReader::int64, WireReader::int32); break;
-                case "failed_tensor_ids": failed = r.list(WireReader::int64); break;
+                case "failed_tensor_ids": failed = r.int64s(); break;
                 default: r.skip();
             }
         }
@@ -335,8 +335,8 @@ final class BodyDecoding {
                 case "initial_signals":
                     signals = r.object(x -> x.list(ModelDecoding::tensorPointerInfo));
                     break;
-                case "initial_input_modalities": inModalities = r.list(WireReader::string); break;
-                case "initial_output_modalities": outModalities = r.list(WireReader::string); break;
+                case "initial_input_modalities": inModalities = r.strings(); break;
+                case "initial_output_modalities": outModalities = r.strings(); break;
                 case "input_metadata": metadata = r.object(x -> x.list(WireReader::anyObject)); break;
                 case "model_kwargs": kwargs = r.anyObject(); break;
                 default: r.skip();
@@ -400,11 +400,11 @@ final class BodyDecoding {
         while ((f = r.nextField()) != null) {
             switch (f) {
                 case "request_id": rid = r.string(); break;
-                case "worker_graph_ids": ids = r.list(WireReader::int32); break;
+                case "worker_graph_ids": ids = r.int32s(); break;
                 case "is_first_tp_rank": firstRank = r.bool(); break;
                 case "persist_signals": persist = r.object(x -> x.list(ModelDecoding::tensorPointerInfo)); break;
                 case "new_token_counts": tokenCounts = r.object(WireReader::int32); break;
-                case "output_signal_names": outputNames = r.list(WireReader::string); break;
+                case "output_signal_names": outputNames = r.strings(); break;
                 case "resource_publish_info": publish = r.object(ModelDecoding::publishedInfo); break;
                 case "partition_name": partition = r.string(); break;
                 case "partition_done": partitionDone = or(r.bool(), false); break;

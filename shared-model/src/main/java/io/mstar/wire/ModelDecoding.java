@@ -48,8 +48,8 @@ final class ModelDecoding {
         while ((f = r.nextField()) != null) {
             switch (f) {
                 case "uuid": uuid = r.int64(); break;
-                case "dims": dims = r.list(WireReader::int64); break;
-                case "stride": stride = r.list(WireReader::int64); break;
+                case "dims": dims = r.int64s(); break;
+                case "stride": stride = r.int64s(); break;
                 case "dtype": dtype = r.string(); break;
                 case "nbytes": nbytes = r.int64(); break;
                 case "address": address = r.int64(); break;
@@ -143,7 +143,7 @@ final class ModelDecoding {
         String f;
         while ((f = r.nextField()) != null) {
             switch (f) {
-                case "loop_name_order": order = r.list(WireReader::string); break;
+                case "loop_name_order": order = r.strings(); break;
                 case "loop_indices": indices = r.object(WireReader::int32); break;
                 case "wg_fwd_pass_idx": fwd = r.int32(); break;
                 default: r.skip();
@@ -216,7 +216,7 @@ final class ModelDecoding {
                 case "rank": rank = r.int32(); break;
                 case "label": label = r.string(); break;
                 case "seq_len": seqLen = r.int32(); break;
-                case "page_indices": pages = r.list(WireReader::int32); break;
+                case "page_indices": pages = r.int32s(); break;
                 default: r.skip();
             }
         }

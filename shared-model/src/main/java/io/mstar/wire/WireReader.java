@@ -257,6 +257,75 @@ final class WireReader {
         return out;
     }
 
+    // Scalar lists without the ValueReader indirection: list() is called with many different
+    // readers, so its call site is megamorphic and each element would pay a virtual call.
+
+    /** A JSON array of strings; null for JSON null. */
+    List<String> strings() {
+        if (!startArray()) {
+            return null;
+        }
+        List<String> out = new ArrayList<>();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+            out.add(nonNull(string()));
+        }
+        return out;
+    }
+
+    /** A JSON array of 32-bit integers; null for JSON null. */
+    List<Integer> int32s() {
+        if (!startArray()) {
+            return null;
+        }
+        List<Integer> out = new ArrayList<>();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+            out.add(nonNull(int32()));
+        }
+        return out;
+    }
+
+    /** A JSON array of 64-bit integers; null for JSON null. */
+    List<Long> int64s() {
+        if (!startArray()) {
+            return null;
+        }
+        List<Long> out = new ArrayList<>();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+            out.add(nonNull(int64()));
+        }
+        return out;
+    }
+
+    /** A JSON array of booleans; null for JSON null. */
+    List<Boolean> bools() {
+        if (!startArray()) {
+            return null;
+        }
+        List<Boolean> out = new ArrayList<>();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+            out.add(nonNull(bool()));
+        }
+        return out;
+    }
+
+    private boolean startArray() {
+        JsonToken t = p.currentToken();
+        if (t == JsonToken.START_ARRAY) {
+            return true;
+        }
+        if (t == JsonToken.VALUE_NULL) {
+            return false;
+        }
+        throw wrongType("an array");
+    }
+
+    private <T> T nonNull(T v) {
+        if (v == null) {
+            throw error(Reason.WRONG_TYPE, "null is not allowed here");
+        }
+        return v;
+    }
+
     private <T> T element(ValueReader<T> reader) {
         if (p.currentToken() == JsonToken.VALUE_NULL) {
             throw error(Reason.WRONG_TYPE, "null is not allowed here");

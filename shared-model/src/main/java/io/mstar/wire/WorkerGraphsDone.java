@@ -79,4 +79,109 @@ public record WorkerGraphsDone(
         this(requestId, workerGraphIds, isFirstTpRank, null, null, null, null, null, false,
                 null, null, null, null, null);
     }
+
+    /** A builder starting from the required fields. */
+    public static Builder builder(String requestId, List<Integer> workerGraphIds, boolean isFirstTpRank) {
+        return new Builder(requestId, workerGraphIds, isFirstTpRank);
+    }
+
+    /** A builder holding this value's fields, to derive a changed copy. */
+    public Builder toBuilder() {
+        Builder b = new Builder(requestId, workerGraphIds, isFirstTpRank);
+        b.persistSignals = persistSignals;
+        b.newTokenCounts = newTokenCounts;
+        b.outputSignalNames = outputSignalNames;
+        b.resourcePublishInfo = resourcePublishInfo;
+        b.partitionName = partitionName;
+        b.partitionDone = partitionDone;
+        b.streamTokensConsumed = streamTokensConsumed;
+        b.outputLoopIndices = outputLoopIndices;
+        b.graphTimings = graphTimings;
+        b.rxInfo = rxInfo;
+        b.txInfo = txInfo;
+        return b;
+    }
+
+    /** Fluent construction; unset optional fields keep their spec defaults. Not thread-safe. */
+    public static final class Builder {
+        private final String requestId;
+        private final List<Integer> workerGraphIds;
+        private final boolean isFirstTpRank;
+        private Map<String, List<TensorPointerInfo>> persistSignals;
+        private Map<String, Integer> newTokenCounts;
+        private List<String> outputSignalNames;
+        private Map<String, PublishedInfo> resourcePublishInfo;
+        private String partitionName;
+        private boolean partitionDone;
+        private Map<String, Integer> streamTokensConsumed;
+        private Map<String, NestedLoopIndices> outputLoopIndices;
+        private Map<NodeAndGraphWalk, GraphTiming> graphTimings;
+        private List<RxInfo> rxInfo;
+        private List<TxInfo> txInfo;
+
+        private Builder(String requestId, List<Integer> workerGraphIds, boolean isFirstTpRank) {
+            this.requestId = requestId;
+            this.workerGraphIds = workerGraphIds;
+            this.isFirstTpRank = isFirstTpRank;
+        }
+
+        public Builder persistSignals(Map<String, List<TensorPointerInfo>> persistSignals) {
+            this.persistSignals = persistSignals;
+            return this;
+        }
+
+        public Builder newTokenCounts(Map<String, Integer> newTokenCounts) {
+            this.newTokenCounts = newTokenCounts;
+            return this;
+        }
+
+        public Builder outputSignalNames(List<String> outputSignalNames) {
+            this.outputSignalNames = outputSignalNames;
+            return this;
+        }
+
+        public Builder resourcePublishInfo(Map<String, PublishedInfo> resourcePublishInfo) {
+            this.resourcePublishInfo = resourcePublishInfo;
+            return this;
+        }
+
+        public Builder partitionName(String partitionName) {
+            this.partitionName = partitionName;
+            return this;
+        }
+
+        public Builder partitionDone(boolean partitionDone) {
+            this.partitionDone = partitionDone;
+            return this;
+        }
+
+        public Builder streamTokensConsumed(Map<String, Integer> streamTokensConsumed) {
+            this.streamTokensConsumed = streamTokensConsumed;
+            return this;
+        }
+
+        public Builder outputLoopIndices(Map<String, NestedLoopIndices> outputLoopIndices) {
+            this.outputLoopIndices = outputLoopIndices;
+            return this;
+        }
+
+        public Builder graphTimings(Map<NodeAndGraphWalk, GraphTiming> graphTimings) {
+            this.graphTimings = graphTimings;
+            return this;
+        }
+
+        public Builder rxInfo(List<RxInfo> rxInfo) {
+            this.rxInfo = rxInfo;
+            return this;
+        }
+
+        public Builder txInfo(List<TxInfo> txInfo) {
+            this.txInfo = txInfo;
+            return this;
+        }
+
+        public WorkerGraphsDone build() {
+            return new WorkerGraphsDone(requestId, workerGraphIds, isFirstTpRank, persistSignals, newTokenCounts, outputSignalNames, resourcePublishInfo, partitionName, partitionDone, streamTokensConsumed, outputLoopIndices, graphTimings, rxInfo, txInfo);
+        }
+    }
 }

@@ -208,20 +208,23 @@ class MalformedInputTests {
 
     @Test
     void nestingDeeperThanTheLimitIsTooDeep() {
-        int depth = WireCodec.MAX_NESTING_DEPTH; // + envelope + body = limit + 2
+        // envelope, body and model_kwargs are three levels: this is exactly one level too many
+        int depth = WireCodec.MAX_NESTING_DEPTH - 2;
         String deep = "[".repeat(depth) + "]".repeat(depth);
         WireFormatException e = conductorFailure("{\"message_type\": \"new_request\", \"body\": {\"model_kwargs\": {\"x\": "
                 + deep + "}}}");
         assertThat(e.reason()).isEqualTo(Reason.TOO_DEEP);
         assertThat(e.jsonPath()).startsWith("$.body.model_kwargs.x[0]");
-        // also when the deep value is an unknown field that is only skipped
+        // also when the deep value is an unknown field that is only skipped (envelope and body
+        // are two levels)
+        String skipped = "[".repeat(depth + 1) + "]".repeat(depth + 1);
         assertThat(workerFailure("{\"message_type\": \"drain_request\", \"body\": {\"request_id\": \"r\", \"future\": "
-                + deep + "}}").reason()).isEqualTo(Reason.TOO_DEEP);
+                + skipped + "}}").reason()).isEqualTo(Reason.TOO_DEEP);
     }
 
     @Test
     void nestingUpToTheLimitIsAccepted() {
-        int depth = WireCodec.MAX_NESTING_DEPTH - 3; // envelope, body, model_kwargs
+        int depth = WireCodec.MAX_NESTING_DEPTH - 3; // envelope, body, model_kwargs: exactly the limit
         String deep = "[".repeat(depth) + "]".repeat(depth);
         String json = "{\"message_type\": \"new_request\", \"body\": {\"request_id\": \"r\", \"initial_signals\": {},"
                 + " \"initial_input_modalities\": [], \"initial_output_modalities\": [], \"input_metadata\": {},"

@@ -25,7 +25,7 @@ class SharedCodecTests {
             for (int t = 0; t < 4; t++) {
                 results.add(pool.submit(() -> {
                     int checked = 0;
-                    for (int i = 0; i < 300; i++) {
+                    for (int i = 0; i < 100; i++) {
                         for (WorkerMessage m : worker) {
                             assertThat(codec.decodeWorkerMessage(codec.encode(m))).isEqualTo(m);
                             checked++;
@@ -39,7 +39,7 @@ class SharedCodecTests {
                 }));
             }
             for (Future<Integer> f : results) {
-                assertThat(f.get(60, TimeUnit.SECONDS)).isEqualTo(300 * (worker.size() + conductor.size()));
+                assertThat(f.get(60, TimeUnit.SECONDS)).isEqualTo(100 * (worker.size() + conductor.size()));
             }
         } finally {
             pool.shutdownNow();

@@ -1,0 +1,12 @@
+/**
+ * The control-plane protocol: {@link io.mstar.wire.WorkerMessage} and
+ * {@link io.mstar.wire.ConductorMessage} envelopes, one record per body named as the spec
+ * ({@code ipc_format.txt}) names it, and {@link io.mstar.wire.WireCodec}, their JSON codec.
+ *
+ * <p>Bodies are immutable values (their collections are unmodifiable, sorted copies) except
+ * {@link io.mstar.wire.OffloadDelta}, a small queue owned by one engine loop. Bodies about one
+ * request implement {@link io.mstar.wire.RequestScoped}, which the messaging layer uses as the
+ * Kafka key. Decoding fails only with {@link io.mstar.wire.WireFormatException}, whose
+ * {@link io.mstar.wire.WireFormatException.Reason} is stable.
+ */
+package io.mstar.wire;

@@ -19,8 +19,9 @@ import java.util.Objects;
  *
  * <p>A descriptor handed in is COPIED into the columns, unlike {@link PlainTensorBookkeeping}, which keeps the
  * caller's object. Anything relying on a later edit of the descriptor (register-for-send stamping the arena
- * placement) has to write it back with {@link #setShmPlacement}; {@link #getInfo} builds a fresh
- * {@link TensorPointerInfo} from the columns each time, the segment name from {@link #registerShmSegment}.
+ * placement) has to write it back with {@link #setShmPlacement}; {@link #getInfo} builds a
+ * {@link TensorPointerInfo} from the columns on first ask (the segment name from {@link #registerShmSegment}) and
+ * hands the same one out until the record changes.
  *
  * <p>Owned by the engine loop; not thread-safe. Observably identical to the plain backend (held to it by the
  * differential test), including which error a malformed batch raises first.
@@ -59,6 +60,12 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private long[] stride;
     private long[][] bigDims;
     private long[][] bigStride;
+    /**
+     * The descriptor getInfo built from the columns, kept until the record changes or goes: a lookup that
+     * allocated a fresh record (and boxed its dims) each time ran some twenty times slower than the plain
+     * backend handing back the object it holds. Filled only for uuids somebody looks up.
+     */
+    private TensorPointerInfo[] infoCache;
 
     // ---- batch scratch: entries resolved by a batch's validation pass, applied by the next ----
     private int[] scratch = new int[64];
@@ -116,6 +123,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         stride = grow(stride, cap * INLINE_DIMS);
         bigDims = bigDims == null ? new long[cap][] : Arrays.copyOf(bigDims, cap);
         bigStride = bigStride == null ? new long[cap][] : Arrays.copyOf(bigStride, cap);
+        infoCache = infoCache == null ? new TensorPointerInfo[cap] : Arrays.copyOf(infoCache, cap);
     }
 
     private static long[] grow(long[] a, int cap) {
@@ -155,6 +163,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         releaseOrigin(origin[e]);
         bigDims[e] = null;
         bigStride[e] = null;
+        infoCache[e] = null;
         freeEntries[freeTop++] = e;
     }
 
@@ -323,6 +332,10 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         if (e < 0) {
             return null;
         }
+        TensorPointerInfo cached = infoCache[e];
+        if (cached != null) {
+            return cached;
+        }
         int rank = ndims[e];
         Long[] d = new Long[rank];
         Long[] s = new Long[rank];
@@ -340,9 +353,11 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         }
         Origin o = origins[origin[e]];
         int seg = shmSegment[e];
-        return new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get(dtype[e]), nbytes[e], address[e],
-                offset[e], o.sessionId, o.entity, o.tpSize, o.tpRank, seg < 0 ? null : segmentNames.get(seg), shmOffset[e],
-                o.nodeName, o.graphWalk);
+        TensorPointerInfo info = new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get(dtype[e]), nbytes[e],
+                address[e], offset[e], o.sessionId, o.entity, o.tpSize, o.tpRank, seg < 0 ? null : segmentNames.get(seg),
+                shmOffset[e], o.nodeName, o.graphWalk);
+        infoCache[e] = info;
+        return info;
     }
 
     @Override
@@ -395,6 +410,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         int o = internOrigin(info.sourceSessionId(), info.sourceEntity(), info.sourceNodeName(),
                 info.sourceGraphWalk(), info.sourceTpSize(), info.sourceTpRank());
         int e = newEntry(info.uuid(), o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset());
+        // Not cached here: the copy is the point (a later edit of the caller's object must not show through).
         int rank = info.dims().size();
         long[] d = new long[rank];
         long[] s = new long[rank];
@@ -431,11 +447,22 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         // Holds the origin across the batch so undoing a partial batch cannot free it under us.
         originUses[o]++;
         try {
+            // Validation first, as a tight loop of independent probes: a fresh uuid's slot is a cache miss, and
+            // here the misses overlap instead of queueing behind each insert. Rows are then inserted up to the
+            // first already-held uuid; a repeat within the batch shows up as held during the inserts. Either way
+            // the rows already in are undone, so a refused batch changes nothing, and the error names the first
+            // offending row, as the plain backend's would.
+            int firstHeld = rows;
+            for (int i = 0; i < rows; i++) {
+                if (index.get(ids[i]) >= 0) {
+                    firstHeld = i;
+                    break;
+                }
+            }
             int flat = 0;
             for (int i = 0; i < rows; i++) {
                 long id = ids[i];
-                if (index.get(id) >= 0) {
-                    // Undo the rows already in: a refused batch changes nothing.
+                if (i == firstHeld || (i < firstHeld && index.get(id) >= 0)) {
                     for (int j = 0; j < i; j++) {
                         freeEntry(index.remove(ids[j]));
                     }
@@ -515,6 +542,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         }
         for (int i = 0; i < uuids.length; i++) {
             shmSegment[entries[i]] = segmentIdxs[i] == -1 ? -1 : segments[segmentIdxs[i]];
+            infoCache[entries[i]] = null;
             shmOffset[entries[i]] = offsets[i];
         }
     }

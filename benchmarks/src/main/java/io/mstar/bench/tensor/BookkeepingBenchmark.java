@@ -30,8 +30,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@link #storeHoldRelease}: one node's 64-tensor output batch as the worker handles it – stored (fast: the
  *   columns the caller fills while minting, then {@code putTensorBatchColumns}; plain: a descriptor per tensor,
  *   then {@code putTensorBatch}), the uniform +1 safety hold, then {@code dereferenceBatchUniform(cleanup)}
- *   releasing and forgetting all 64 – over a table already holding {@value #RESIDENT} live tensors.</li>
- *   <li>{@link #getInfo}: descriptor lookups of random live uuids in a table of {@value #RESIDENT}.</li>
+ *   releasing and forgetting all 64 – over a table already holding {@code resident} live tensors.</li>
+ *   <li>{@link #getInfo}: descriptor lookups of 1024 random live uuids in a table of {@code resident}.</li>
  * </ul>
  * Building the input is part of the measured work on both sides, as it is for the caller: that is exactly the
  * cost the columnar form exists to avoid.
@@ -41,12 +41,15 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class BookkeepingBenchmark {
 
-    static final int RESIDENT = 100_000;
     static final int BATCH = 64;
     static final int LOOKUPS = 1024;
 
     @Param({"plain", "fast"})
     public String backend;
+
+    /** Live tensors already in the table: a worker's working set, then one whose index no longer fits in cache. */
+    @Param({"4096", "100000"})
+    public int resident;
 
     private TensorBookkeeping book;
     private boolean columnar;
@@ -64,7 +67,7 @@ public class BookkeepingBenchmark {
 
     @Setup
     public void setup() {
-        book = backend.equals("fast") ? new FastTensorBookkeeping(RESIDENT) : new PlainTensorBookkeeping();
+        book = backend.equals("fast") ? new FastTensorBookkeeping(resident) : new PlainTensorBookkeeping();
         columnar = book.hasPutTensorBatchColumns();
         columns = new ColumnarTensorInfo("10.0.0.1:7000", "worker-1", "llm", "walk-0", 1, 0);
         for (int i = 0; i < BATCH; i++) {
@@ -74,15 +77,15 @@ public class BookkeepingBenchmark {
             strideLists.add(List.of(strides[i][0], strides[i][1], strides[i][2]));
         }
         SplittableRandom r = new SplittableRandom(42);
-        long[] resident = new long[RESIDENT];
-        for (int i = 0; i < RESIDENT; i++) {
+        long[] held = new long[resident];
+        for (int i = 0; i < resident; i++) {
             long u = mint();
-            resident[i] = u;
+            held[i] = u;
             book.putTensor(u, descriptor(u, i % BATCH));
             book.incrementRef(u, 1);
         }
         for (int i = 0; i < LOOKUPS; i++) {
-            lookupUuids[i] = resident[r.nextInt(RESIDENT)];
+            lookupUuids[i] = held[r.nextInt(resident)];
         }
     }
 

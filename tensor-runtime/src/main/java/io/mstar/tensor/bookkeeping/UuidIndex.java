@@ -6,7 +6,8 @@ package io.mstar.tensor.bookkeeping;
  * rather than one per array (a fresh uuid lands on a random slot: that miss is most of what a put costs). Any
  * {@code long} is a valid key (the value word marks empty slots).
  *
- * <p>Load (live + tombstones) stays at most half the table. When an insert would pass that, the table is
+ * <p>Load (live + tombstones) stays at most 3/8 of the table: a put must probe past tombstones to an empty slot
+ * to know the uuid is new, so they cost as much as live keys. When an insert would pass that, the table is
  * rebuilt: doubled when live keys fill more than a quarter of it, otherwise at the same size, which only clears
  * tombstones – so a churn of puts and forgets at a steady population never grows it.
  */
@@ -23,7 +24,8 @@ final class UuidIndex {
     private int rebuilds;
 
     UuidIndex(int expected) {
-        int cap = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
+        // Room for the expected population at a quarter load, the point past which the table doubles.
+        int cap = Integer.highestOneBit(Math.max(16, expected * 4 - 1)) << 1;
         allocate(cap);
     }
 
@@ -82,9 +84,78 @@ final class UuidIndex {
         }
     }
 
+    /** The slot holding {@code key}, or -1; valid until the next insert (which may rebuild). */
+    int slot(long key) {
+        long[] t = table;
+        int i = hash(key) & mask;
+        int step = 0;
+        while (true) {
+            long v = t[2 * i + 1];
+            if (v == EMPTY) {
+                return -1;
+            }
+            if (v != TOMBSTONE && t[2 * i] == key) {
+                return i;
+            }
+            if (step == 0) {
+                step = step(key);
+            }
+            i = (i + step) & mask;
+        }
+    }
+
+    int entryAt(int slot) {
+        return (int) table[2 * slot + 1];
+    }
+
+    /** Unmaps the key at {@code slot} (from {@link #slot}); returns its entry. */
+    int removeAt(int slot) {
+        int v = (int) table[2 * slot + 1];
+        // Always a tombstone: with per-key steps any slot may lie on another key's probe path.
+        table[2 * slot + 1] = TOMBSTONE;
+        live--;
+        return v;
+    }
+
+    /**
+     * Maps {@code key} to {@code entry} unless it is already mapped; one probe sequence for both questions.
+     * Returns -1 when it inserted, else the entry already there (and changes nothing).
+     */
+    int putIfAbsent(long key, int entry) {
+        if ((used + 1) * 8L > (mask + 1) * 3L) {
+            rebuild((live + 1) * 4 > mask + 1 ? (mask + 1) * 2 : mask + 1);
+        }
+        long[] t = table;
+        int i = hash(key) & mask;
+        int step = step(key);
+        int free = -1;
+        while (true) {
+            long v = t[2 * i + 1];
+            if (v == EMPTY) {
+                break;
+            }
+            if (v == TOMBSTONE) {
+                if (free < 0) {
+                    free = i;
+                }
+            } else if (t[2 * i] == key) {
+                return (int) v;
+            }
+            i = (i + step) & mask;
+        }
+        if (free < 0) {
+            free = i;
+            used++;
+        }
+        t[2 * free] = key;
+        t[2 * free + 1] = entry;
+        live++;
+        return -1;
+    }
+
     /** Maps {@code key}, which the caller has checked is absent, to {@code entry}. */
     void putAbsent(long key, int entry) {
-        if ((used + 1) * 2 > mask + 1) {
+        if ((used + 1) * 8L > (mask + 1) * 3L) {
             rebuild((live + 1) * 4 > mask + 1 ? (mask + 1) * 2 : mask + 1);
         }
         long[] t = table;
@@ -103,25 +174,8 @@ final class UuidIndex {
 
     /** Unmaps {@code key}; returns its entry, or -1 when it was absent. */
     int remove(long key) {
-        long[] t = table;
-        int i = hash(key) & mask;
-        int step = 0;
-        while (true) {
-            long v = t[2 * i + 1];
-            if (v == EMPTY) {
-                return -1;
-            }
-            if (v != TOMBSTONE && t[2 * i] == key) {
-                // Always a tombstone: with per-key steps any slot may lie on another key's probe path.
-                t[2 * i + 1] = TOMBSTONE;
-                live--;
-                return (int) v;
-            }
-            if (step == 0) {
-                step = step(key);
-            }
-            i = (i + step) & mask;
-        }
+        int i = slot(key);
+        return i < 0 ? -1 : removeAt(i);
     }
 
     private void rebuild(int cap) {

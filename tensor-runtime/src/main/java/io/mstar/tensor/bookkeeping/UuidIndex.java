@@ -24,8 +24,9 @@ final class UuidIndex {
     private int rebuilds;
 
     UuidIndex(int expected) {
-        // Room for the expected population at a quarter load, the point past which the table doubles.
-        int cap = Integer.highestOneBit(Math.max(16, expected * 4 - 1)) << 1;
+        // The expected population at an eighth of the table: churn then leaves room for a quarter table of
+        // tombstones between rebuilds, which cost a scan of the whole table each.
+        int cap = Integer.highestOneBit(Math.max(16, expected * 8 - 1)) << 1;
         allocate(cap);
     }
 

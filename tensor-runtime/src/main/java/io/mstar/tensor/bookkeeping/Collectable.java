@@ -42,14 +42,24 @@ public record Collectable(long[] uuids, boolean[] registered) {
 
     /** Grows as a batch finds collectable uuids; most batches find none, so nothing is allocated until one. */
     static final class Builder {
+        private final int expected;
         private long[] uuids;
         private boolean[] registered;
         private int size;
 
+        Builder() {
+            this(8);
+        }
+
+        /** @param expected the most it can hold without growing: a batch's length */
+        Builder(int expected) {
+            this.expected = Math.max(1, expected);
+        }
+
         void add(long uuid, boolean reg) {
             if (uuids == null) {
-                uuids = new long[8];
-                registered = new boolean[8];
+                uuids = new long[expected];
+                registered = new boolean[expected];
             } else if (size == uuids.length) {
                 uuids = Arrays.copyOf(uuids, size * 2);
                 registered = Arrays.copyOf(registered, size * 2);
@@ -60,7 +70,12 @@ public record Collectable(long[] uuids, boolean[] registered) {
         }
 
         Collectable build() {
-            return size == 0 ? NONE : new Collectable(Arrays.copyOf(uuids, size), Arrays.copyOf(registered, size));
+            if (size == 0) {
+                return NONE;
+            }
+            // A batch that came back whole (the common case: a consumed input batch) hands over its arrays.
+            return size == uuids.length ? new Collectable(uuids, registered)
+                    : new Collectable(Arrays.copyOf(uuids, size), Arrays.copyOf(registered, size));
         }
     }
 }

@@ -19,8 +19,9 @@ import java.util.Objects;
  *
  * <p>A descriptor handed in is COPIED into the columns, unlike {@link PlainTensorBookkeeping}, which keeps the
  * caller's object. Anything relying on a later edit of the descriptor (register-for-send stamping the arena
- * placement) has to write it back with {@link #setShmPlacement}; {@link #getInfo} builds a fresh
- * {@link TensorPointerInfo} from the columns each time, the segment name from {@link #registerShmSegment}.
+ * placement) has to write it back with {@link #setShmPlacement}; {@link #getInfo} builds a
+ * {@link TensorPointerInfo} from the columns on first ask (the segment name from {@link #registerShmSegment}) and
+ * hands the same one out until the record changes.
  *
  * <p>Owned by the engine loop; not thread-safe. Observably identical to the plain backend (held to it by the
  * differential test), including which error a malformed batch raises first.
@@ -59,6 +60,12 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private long[] stride;
     private long[][] bigDims;
     private long[][] bigStride;
+    /**
+     * The descriptor getInfo built from the columns, kept until the record changes or goes: a lookup that
+     * allocated a fresh record (and boxed its dims) each time ran some twenty times slower than the plain
+     * backend handing back the object it holds. Filled only for uuids somebody looks up.
+     */
+    private TensorPointerInfo[] infoCache;
 
     // ---- batch scratch: entries resolved by a batch's validation pass, applied by the next ----
     private int[] scratch = new int[64];
@@ -116,6 +123,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         stride = grow(stride, cap * INLINE_DIMS);
         bigDims = bigDims == null ? new long[cap][] : Arrays.copyOf(bigDims, cap);
         bigStride = bigStride == null ? new long[cap][] : Arrays.copyOf(bigStride, cap);
+        infoCache = infoCache == null ? new TensorPointerInfo[cap] : Arrays.copyOf(infoCache, cap);
     }
 
     private static long[] grow(long[] a, int cap) {
@@ -155,14 +163,19 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         releaseOrigin(origin[e]);
         bigDims[e] = null;
         bigStride[e] = null;
+        infoCache[e] = null;
         freeEntries[freeTop++] = e;
     }
 
     private void setLayout(int e, int rank, long[] d, long[] s, int from) {
         ndims[e] = rank;
         if (rank <= INLINE_DIMS) {
-            System.arraycopy(d, from, dims, e * INLINE_DIMS, rank);
-            System.arraycopy(s, from, stride, e * INLINE_DIMS, rank);
+            // A loop, not arraycopy: for three or four longs the intrinsic's setup costs more than the copy.
+            int base = e * INLINE_DIMS;
+            for (int k = 0; k < rank; k++) {
+                dims[base + k] = d[from + k];
+                stride[base + k] = s[from + k];
+            }
         } else {
             bigDims[e] = Arrays.copyOfRange(d, from, from + rank);
             bigStride[e] = Arrays.copyOfRange(s, from, from + rank);
@@ -233,25 +246,29 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         return e;
     }
 
-    /** Resolves every uuid into scratch (growing it), failing on the first unknown one; nothing changes. */
+    /** Resolves every uuid to its index slot in scratch (growing it), failing on the first unknown one. */
     private int[] resolveAll(long[] uuids, String op) {
         if (scratch.length < uuids.length) {
             scratch = new int[Math.max(uuids.length, scratch.length * 2)];
         }
         int[] s = scratch;
         for (int i = 0; i < uuids.length; i++) {
-            s[i] = entry(uuids[i], op);
+            int slot = index.slot(uuids[i]);
+            if (slot < 0) {
+                throw errors.unknown(uuids[i], op);
+            }
+            s[i] = slot;
         }
         return s;
     }
 
-    private void requireDistinct(long[] uuids, int[] entries, String op) {
+    private void requireDistinct(long[] uuids, int[] slots, String op) {
         if (++epoch == Integer.MAX_VALUE) {
             Arrays.fill(stamp, 0);
             epoch = 1;
         }
         for (int i = 0; i < uuids.length; i++) {
-            int e = entries[i];
+            int e = index.entryAt(slots[i]);
             if (stamp[e] == epoch) {
                 throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuids[i], op, "uuid repeated in batch");
             }
@@ -291,16 +308,17 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     }
 
     private Collectable dereferenceResolved(long[] uuids, int[] counts, int n, boolean cleanup, String op) {
-        int[] entries = resolveAll(uuids, op);
-        requireDistinct(uuids, entries, op);
-        Collectable.Builder out = new Collectable.Builder();
+        int[] slots = resolveAll(uuids, op);
+        requireDistinct(uuids, slots, op);
+        Collectable.Builder out = new Collectable.Builder(uuids.length);
         for (int i = 0; i < uuids.length; i++) {
-            int e = entries[i];
+            int slot = slots[i];
+            int e = index.entryAt(slot);
             long r = refCnt[e] -= counts == null ? n : counts[i];
             if (r <= 0 && (flags[e] & PERSIST) == 0) {
                 out.add(uuids[i], (flags[e] & MEM_REGISTERED) != 0);
                 if (cleanup) {
-                    index.remove(uuids[i]);
+                    index.removeAt(slot);
                     freeEntry(e);
                 }
             }
@@ -323,6 +341,10 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         if (e < 0) {
             return null;
         }
+        TensorPointerInfo cached = infoCache[e];
+        if (cached != null) {
+            return cached;
+        }
         int rank = ndims[e];
         Long[] d = new Long[rank];
         Long[] s = new Long[rank];
@@ -340,9 +362,11 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         }
         Origin o = origins[origin[e]];
         int seg = shmSegment[e];
-        return new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get(dtype[e]), nbytes[e], address[e],
-                offset[e], o.sessionId, o.entity, o.tpSize, o.tpRank, seg < 0 ? null : segmentNames.get(seg), shmOffset[e],
-                o.nodeName, o.graphWalk);
+        TensorPointerInfo info = new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get(dtype[e]), nbytes[e],
+                address[e], offset[e], o.sessionId, o.entity, o.tpSize, o.tpRank, seg < 0 ? null : segmentNames.get(seg),
+                shmOffset[e], o.nodeName, o.graphWalk);
+        infoCache[e] = info;
+        return info;
     }
 
     @Override
@@ -358,17 +382,17 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     @Override
     public void incrementRefBatch(long[] uuids, int[] counts) {
         requireSameLength("increment_ref_batch", uuids.length, counts.length);
-        int[] entries = resolveAll(uuids, "increment_ref_batch");
+        int[] slots = resolveAll(uuids, "increment_ref_batch");
         for (int i = 0; i < uuids.length; i++) {
-            refCnt[entries[i]] += counts[i];
+            refCnt[index.entryAt(slots[i])] += counts[i];
         }
     }
 
     @Override
     public void incrementRefBatchUniform(long[] uuids, int n) {
-        int[] entries = resolveAll(uuids, "increment_ref_batch_uniform");
+        int[] slots = resolveAll(uuids, "increment_ref_batch_uniform");
         for (int i = 0; i < uuids.length; i++) {
-            refCnt[entries[i]] += n;
+            refCnt[index.entryAt(slots[i])] += n;
         }
     }
 
@@ -395,6 +419,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         int o = internOrigin(info.sourceSessionId(), info.sourceEntity(), info.sourceNodeName(),
                 info.sourceGraphWalk(), info.sourceTpSize(), info.sourceTpRank());
         int e = newEntry(info.uuid(), o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset());
+        // Not cached here: the copy is the point (a later edit of the caller's object must not show through).
         int rank = info.dims().size();
         long[] d = new long[rank];
         long[] s = new long[rank];
@@ -431,20 +456,22 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         // Holds the origin across the batch so undoing a partial batch cannot free it under us.
         originUses[o]++;
         try {
+            // One probe sequence per row answers "held already?" and inserts. A held uuid, or one repeated within
+            // the batch, undoes the rows already in, so a refused batch changes nothing and the error names the
+            // first offending row, as the plain backend's would.
             int flat = 0;
             for (int i = 0; i < rows; i++) {
                 long id = ids[i];
-                if (index.get(id) >= 0) {
-                    // Undo the rows already in: a refused batch changes nothing.
+                int e = newEntry(id, o, batchDtypes[dts[i]], addrs[i], bytes[i], 0L);
+                if (index.putIfAbsent(id, e) >= 0) {
+                    freeEntry(e);
                     for (int j = 0; j < i; j++) {
                         freeEntry(index.remove(ids[j]));
                     }
                     throw errors.raise(TensorStoreException.Reason.DUPLICATE_UUID, id, "put_tensor_batch", "");
                 }
-                int e = newEntry(id, o, batchDtypes[dts[i]], addrs[i], bytes[i], 0L);
                 setLayout(e, ranks[i], dFlat, sFlat, flat);
                 flat += ranks[i];
-                index.putAbsent(id, e);
             }
         } finally {
             releaseOrigin(o);
@@ -515,6 +542,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         }
         for (int i = 0; i < uuids.length; i++) {
             shmSegment[entries[i]] = segmentIdxs[i] == -1 ? -1 : segments[segmentIdxs[i]];
+            infoCache[entries[i]] = null;
             shmOffset[entries[i]] = offsets[i];
         }
     }

@@ -19,7 +19,10 @@ class FastTensorBookkeepingTests {
         plain.putTensor(1, info);
         assertThat(plain.getInfo(1)).isSameAs(info);
         assertThat(fast.getInfo(1)).isEqualTo(info).isNotSameAs(info);
-        assertThat(fast.getInfo(1)).isNotSameAs(fast.getInfo(1));
+        assertThat(fast.getInfo(1)).as("built once, then kept").isSameAs(fast.getInfo(1));
+        fast.registerShmSegment(0, "seg-0");
+        fast.setShmPlacement(new long[]{1}, new int[]{0}, new long[]{8});
+        assertThat(fast.getInfo(1).shmSegment()).as("a placement write-back drops the kept one").isEqualTo("seg-0");
     }
 
     @Test

@@ -37,7 +37,8 @@ import java.util.Set;
  * the published-uuid set is not thread-safe. The server's I/O threads touch only {@link ServedTensors}
  * (thread-safe), and a deferred slot free runs on the unpinning I/O thread, which is why the arena's free is
  * thread-safe. Nothing here is closed: the arena, the device and the server belong to whoever created them
- * (STYLE §10).
+ * (STYLE §10). At shutdown the owner removes the store's tensors, then closes the server (ending its reads, which
+ * runs the deferred frees), and only then the arena: a free reaching a closed arena fails.
  */
 public final class TensorPublisher implements TensorRelease {
 

@@ -7,8 +7,8 @@ import io.mstar.tensor.device.DeviceBuffer;
  * then on the buffer belongs to the release: it must free it exactly once, now or later.
  *
  * <p>{@link #FREE_NOW} returns the buffer to its device at once. A producer that serves tensors to peers wires
- * one that defers the free while a read has the bytes pinned (the transport's {@code ServedTensors}), so a peer
- * never reads reused memory.
+ * the transport's {@code TensorPublisher}: it frees the device buffer at once (peers read a staged arena copy) and
+ * defers the arena slot's free while a server read has it pinned, so a peer never reads reused memory.
  */
 @FunctionalInterface
 public interface TensorRelease {

@@ -6,8 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * A {@link TensorSource} over explicitly published buffers: what a producer serves until (or instead
- * of) a store implementing the interface itself. {@link #release} is the producer's free: if a server
+ * A {@link TensorSource} over explicitly published buffers: the thread-safe view of a producer's
+ * published tensors, fed by its {@link TensorPublisher} (or directly, by a producer without a store).
+ * {@link #release} is the producer's free: if a server
  * read has the tensor pinned, the free is deferred and runs (the {@code onFree} callback, e.g. the
  * arena slot's free) on the thread of the last unpin, so a peer never reads reused memory.
  *

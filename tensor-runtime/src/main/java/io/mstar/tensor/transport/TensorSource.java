@@ -3,8 +3,9 @@ package io.mstar.tensor.transport;
 import java.nio.ByteBuffer;
 
 /**
- * Where the tensor server finds a tensor's bytes: implemented by the store (and, until the store
- * serves, by {@link ServedTensors}). The server needs three answers per uuid: here are the bytes
+ * Where the tensor server finds a tensor's bytes: {@link ServedTensors}, which a producer's
+ * {@link TensorPublisher} feeds from its store (the store itself is owned by the engine loop and never
+ * touched from the server's threads). The server needs three answers per uuid: here are the bytes
  * (pinned: they stay valid and unfreed until {@link Pin.Pinned#unpin()}), never heard of it, or it
  * was here and is gone. The last two are different HTTP statuses because they mean different bugs:
  * an unknown uuid is a wrong address; a freed one is a read after the producer's acks were counted.

@@ -1,7 +1,9 @@
 /**
  * The data plane (ARCHITECTURE §10): the producer's {@link io.mstar.tensor.transport.TensorServer}
  * ({@code GET /tensors/{uuid}}, byte ranges, 404 unknown / 410 freed, reads pin) over a
- * {@link io.mstar.tensor.transport.TensorSource}, and the consumer's
+ * {@link io.mstar.tensor.transport.TensorSource}, fed with staged store tensors by the
+ * {@link io.mstar.tensor.transport.TensorPublisher} (also the store's release, so a removal frees the
+ * arena slot after the last pinned read), and the consumer's
  * {@link io.mstar.tensor.transport.TensorReader} (arena on this host, HTTP otherwise; reads tracked
  * per request for {@code ReadsDone} and {@code TensorReceived}).
  */

@@ -26,6 +26,7 @@ import io.mstar.deployment.ConfigDigest;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.ControlHeaders;
 import io.mstar.messaging.ControlPlaneMeters;
+import io.mstar.messaging.ControlRecords;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Incarnation;

@@ -26,6 +26,8 @@ import io.mstar.deployment.ConfigDigest;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.ControlHeaders;
 import io.mstar.messaging.ControlPlaneMeters;
+import io.mstar.messaging.ControlPlaneScrape;
+import io.mstar.messaging.ControlRecords;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Incarnation;
@@ -168,16 +170,7 @@ class ConductorControlPlaneTests {
 
     /** STYLE §9: the scrape holds every meter the role declares, under the Prometheus name operators query. */
     private void assertScrapeHoldsEveryDeclaredMeter() {
-        String scrape = prometheus();
-        for (ControlPlaneMeters.Definition definition : ControlPlaneMeters.Definition.values()) {
-            String base = definition.meterName(ControlPlaneMeters.Role.CONDUCTOR).replace('.', '_');
-            String expected = switch (definition.type()) {
-                case COUNTER -> base + "_total";
-                case TIMER -> base + "_seconds_count";
-                default -> base + "_" + definition.baseUnit();
-            };
-            assertThat(scrape).as(definition.name()).containsPattern("(?m)^" + expected + "[{ ]");
-        }
+        ControlPlaneScrape.assertHoldsEveryDeclaredMeter(prometheus(), ControlPlaneMeters.Role.CONDUCTOR);
     }
 
     private String prometheus() {

@@ -1,15 +1,13 @@
 package io.mstar.conductor.lifecycle;
 
 import java.time.Duration;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
+import io.mstar.loop.OwnerLoop;
 import io.mstar.messaging.ControlHeaders;
 import io.mstar.messaging.Received;
 import io.mstar.wire.ConductorMessage;
@@ -21,7 +19,8 @@ import reactor.core.publisher.Mono;
  * conductor state — for now the {@link WorkerRegistry}; the request lifecycle joins it later — so that state
  * needs no locks. Listener threads {@link #deliver} decoded messages; anything else {@link #ask}s through a
  * {@link Mono} run on this thread, or reads what the loop publishes: the registry {@link #snapshot()} and the
- * {@link #heartbeatAge()} liveness watches.
+ * {@link #heartbeatAge()} liveness watches. The thread, queue and heartbeat are an {@link OwnerLoop}; this class
+ * adds what the conductor does on it.
  *
  * <p>Other threads only ask for shutdown ({@link #stop()}); the loop finishes the command it is running and
  * exits. Request messages other than {@code SetupDone} are logged at debug and dropped until the request
@@ -36,34 +35,24 @@ public final class LifecycleLoop implements SmartLifecycle {
     /** How often the loop wakes when idle: the resolution of loss detection and of the liveness heartbeat. */
     private static final Duration TICK = Duration.ofMillis(100);
 
-    private final BlockingQueue<Runnable> commands = new LinkedBlockingQueue<>();
     private final WorkerRegistry registry;
-    private final Thread thread;
-    private volatile boolean running;
-    private volatile boolean stopRequested;
-    private volatile long heartbeatNanos = System.nanoTime();
+    private final OwnerLoop<WorkerRegistry> loop;
     private volatile WorkerRegistry.Snapshot snapshot;
 
     public LifecycleLoop(WorkerRegistry registry) {
         this.registry = registry;
-        this.thread = new Thread(this::run, THREAD_NAME);
+        this.loop = new OwnerLoop<>(THREAD_NAME, registry, TICK, owner -> registry.bindOwner(), this::tick);
         this.snapshot = null;
     }
 
-    /** Hands a decoded message to the loop; called by the listener thread, never blocks. */
+    /** Hands a decoded message to the loop; called by the listener thread, never blocks. Refused after stop. */
     public void deliver(Received<ConductorMessage> message) {
-        commands.add(() -> handle(message));
+        loop.submit(() -> handle(message));
     }
 
     /** Runs {@code query} on the loop and emits its result there; it must not block. */
     public <T> Mono<T> ask(Function<WorkerRegistry, T> query) {
-        return Mono.create(sink -> commands.add(() -> {
-            try {
-                sink.success(query.apply(registry));
-            } catch (RuntimeException e) {
-                sink.error(e);
-            }
-        }));
+        return loop.ask(query);
     }
 
     /** The registry as last published by the loop; null before the loop's first turn. */
@@ -73,43 +62,13 @@ public final class LifecycleLoop implements SmartLifecycle {
 
     /** Time since the loop last completed a turn. */
     public Duration heartbeatAge() {
-        return Duration.ofNanos(System.nanoTime() - heartbeatNanos);
+        return loop.heartbeatAge();
     }
 
-    private void run() {
-        registry.bindOwner();
-        log.info("lifecycle loop started");
-        while (!stopRequested) {
-            try {
-                Runnable command = commands.poll(TICK.toNanos(), TimeUnit.NANOSECONDS);
-                while (command != null) {
-                    runSafely(command);
-                    command = commands.poll();
-                }
-            } catch (InterruptedException e) {
-                if (stopRequested) {
-                    break;
-                }
-                Thread.currentThread().interrupt();
-                log.error("lifecycle loop interrupted without a stop request; exiting");
-                break;
-            }
-            long now = System.nanoTime();
-            registry.expire(now);
-            snapshot = registry.snapshot(now);
-            heartbeatNanos = now;
-        }
-        running = false;
-        log.info("lifecycle loop stopped");
-    }
-
-    private void runSafely(Runnable command) {
-        try {
-            command.run();
-        } catch (RuntimeException e) {
-            // One bad message must not kill the owner of all state; the loop carries on.
-            log.error("lifecycle command failed", e);
-        }
+    /** Runs on the loop after each turn's commands: loss detection, then the published snapshot. */
+    private void tick(long now) {
+        registry.expire(now);
+        snapshot = registry.snapshot(now);
     }
 
     private void handle(Received<ConductorMessage> received) {
@@ -128,24 +87,17 @@ public final class LifecycleLoop implements SmartLifecycle {
 
     @Override
     public void start() {
-        running = true;
-        thread.start();
+        loop.start();
     }
 
     @Override
     public void stop() {
-        stopRequested = true;
-        thread.interrupt();
-        try {
-            thread.join(TimeUnit.SECONDS.toMillis(5));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        loop.stop();
     }
 
     @Override
     public boolean isRunning() {
-        return running;
+        return loop.isRunning();
     }
 
     /** Starts before the Kafka listener containers and stops after them, so no delivery outlives the loop. */

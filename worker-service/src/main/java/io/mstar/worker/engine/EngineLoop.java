@@ -3,15 +3,13 @@ package io.mstar.worker.engine;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
+import io.mstar.loop.OwnerLoop;
 import io.mstar.messaging.ControlPlaneSender;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
@@ -26,7 +24,8 @@ import reactor.core.publisher.Mono;
  * The worker's one owner thread, {@code mstar-worker-<n>-engine-loop} (ARCHITECTURE §9). Every piece of
  * request, graph and tensor state will be owned here; listener threads {@link #deliver} decoded messages and
  * anything else {@link #ask}s through a {@link Mono} run on this thread, or reads what the loop publishes
- * ({@link #heartbeatAge()}).
+ * ({@link #heartbeatAge()}). The thread, queue and heartbeat are an {@link OwnerLoop}; this class adds what the
+ * worker does on it.
  *
  * <p>What it does today, honestly: it announces the worker with {@code SetupDone} once the inbox is
  * positioned and repeats it every {@code setup-done-interval} (heartbeat, and through the incarnation header a
@@ -70,13 +69,9 @@ public final class EngineLoop implements SmartLifecycle {
     private final ControlPlaneSender sender;
     private final InboxPosition inbox;
     private final SetupDoneAcks acks;
-    private final BlockingQueue<Runnable> commands = new LinkedBlockingQueue<>();
     private final State state = new State();
-    private final Thread thread;
+    private final OwnerLoop<State> loop;
     private long nextSetupDoneNanos;
-    private volatile boolean running;
-    private volatile boolean stopRequested;
-    private volatile long heartbeatNanos = System.nanoTime();
 
     public EngineLoop(EntityId self, Duration setupDoneInterval, ControlPlaneSender sender, InboxPosition inbox,
             SetupDoneAcks acks) {
@@ -85,67 +80,40 @@ public final class EngineLoop implements SmartLifecycle {
         this.sender = sender;
         this.inbox = inbox;
         this.acks = acks;
-        this.thread = new Thread(this::run, threadName(self));
+        this.loop = new OwnerLoop<>(threadName(self), state, TICK, owner -> state.owner = owner, this::tick);
     }
 
     public static String threadName(EntityId self) {
         return "mstar-" + self.value() + "-engine-loop";
     }
 
-    /** Hands a decoded message to the loop; called by the listener thread, never blocks. */
+    /** Hands a decoded message to the loop; called by the listener thread, never blocks. Refused after stop. */
     public void deliver(Received<WorkerMessage> message) {
-        commands.add(() -> handle(message));
+        loop.submit(() -> handle(message));
     }
 
     /** Runs {@code query} on the loop and emits its result there; it must not block. */
     public <T> Mono<T> ask(Function<State, T> query) {
-        return Mono.create(sink -> commands.add(() -> {
-            try {
-                sink.success(query.apply(state));
-            } catch (RuntimeException e) {
-                sink.error(e);
-            }
-        }));
+        return loop.ask(query);
     }
 
     /** Time since the loop last completed a turn. */
     public Duration heartbeatAge() {
-        return Duration.ofNanos(System.nanoTime() - heartbeatNanos);
+        return loop.heartbeatAge();
     }
 
     public String threadName() {
-        return thread.getName();
+        return loop.threadName();
     }
 
-    private void run() {
-        state.owner = Thread.currentThread();
-        log.info("engine loop started");
-        while (!stopRequested) {
-            try {
-                Runnable command = commands.poll(TICK.toNanos(), TimeUnit.NANOSECONDS);
-                while (command != null) {
-                    runSafely(command);
-                    command = commands.poll();
-                }
-            } catch (InterruptedException e) {
-                if (stopRequested) {
-                    break;
-                }
-                Thread.currentThread().interrupt();
-                log.error("engine loop interrupted without a stop request; exiting");
-                break;
-            }
-            long now = System.nanoTime();
-            // Announce only once the inbox is positioned: a message sent to us before that could be skipped
-            // by the seek to the end, so nobody may address us earlier.
-            if (inbox.isPositioned() && now - nextSetupDoneNanos >= 0) {
-                sendSetupDone();
-                nextSetupDoneNanos = now + setupDoneInterval.toNanos();
-            }
-            heartbeatNanos = now;
+    /** Runs on the loop after each turn's commands. */
+    private void tick(long now) {
+        // Announce only once the inbox is positioned: a message sent to us before that could be skipped
+        // by the seek to the end, so nobody may address us earlier.
+        if (inbox.isPositioned() && now - nextSetupDoneNanos >= 0) {
+            sendSetupDone();
+            nextSetupDoneNanos = now + setupDoneInterval.toNanos();
         }
-        running = false;
-        log.info("engine loop stopped");
     }
 
     private void sendSetupDone() {
@@ -164,15 +132,6 @@ public final class EngineLoop implements SmartLifecycle {
         });
     }
 
-    private void runSafely(Runnable command) {
-        try {
-            command.run();
-        } catch (RuntimeException e) {
-            // One bad message must not kill the owner of all state; the loop carries on.
-            log.error("engine loop command failed", e);
-        }
-    }
-
     private void handle(Received<WorkerMessage> received) {
         WorkerMessageType type = received.message().messageType();
         state.handled.merge(type, 1L, Long::sum);
@@ -181,26 +140,19 @@ public final class EngineLoop implements SmartLifecycle {
 
     @Override
     public void start() {
-        running = true;
         // The first SetupDone goes out as soon as the inbox is positioned.
         nextSetupDoneNanos = System.nanoTime();
-        thread.start();
+        loop.start();
     }
 
     @Override
     public void stop() {
-        stopRequested = true;
-        thread.interrupt();
-        try {
-            thread.join(TimeUnit.SECONDS.toMillis(5));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        loop.stop();
     }
 
     @Override
     public boolean isRunning() {
-        return running;
+        return loop.isRunning();
     }
 
     /** Starts before the Kafka listener containers and stops after them, so no delivery outlives the loop. */

@@ -1,4 +1,4 @@
-package io.mstar.worker;
+package io.mstar.messaging;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,17 +18,17 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import io.mstar.deployment.ConfigDigest;
-import io.mstar.messaging.ControlHeaders;
-import io.mstar.messaging.EntityId;
-import io.mstar.messaging.Incarnation;
 
-/** Plain Kafka clients standing in for the other side of the control plane in service tests. */
-final class ControlRecords implements AutoCloseable {
+/**
+ * Plain Kafka clients standing in for the other side of the control plane in service tests. Lives in
+ * shared-model's test-jar so both services' tests use one copy without either depending on the other.
+ */
+public final class ControlRecords implements AutoCloseable {
 
     private final String brokers;
     private final KafkaProducer<String, byte[]> producer;
 
-    ControlRecords(String brokers) {
+    public ControlRecords(String brokers) {
         this.brokers = brokers;
         this.producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
@@ -37,7 +37,7 @@ final class ControlRecords implements AutoCloseable {
     }
 
     /** Sends with the control headers a real sender would stamp; {@code digest} null sends none at all. */
-    void send(String topic, String key, byte[] value, EntityId sender, Incarnation incarnation, ConfigDigest digest) {
+    public void send(String topic, String key, byte[] value, EntityId sender, Incarnation incarnation, ConfigDigest digest) {
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, value);
         if (digest != null) {
             ControlHeaders.write(record.headers(), new ControlHeaders.Stamp(sender, incarnation, System.currentTimeMillis() * 1_000_000L, digest));
@@ -50,7 +50,7 @@ final class ControlRecords implements AutoCloseable {
     }
 
     /** Every record on partition 0 of {@code topic} from the beginning, polling until {@code count} arrived or {@code timeout}. */
-    List<ConsumerRecord<String, byte[]>> readFromStart(String topic, int count, Duration timeout) {
+    public List<ConsumerRecord<String, byte[]>> readFromStart(String topic, int count, Duration timeout) {
         try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, brokers,
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,

@@ -1,5 +1,6 @@
 package io.mstar.graph;
 
+import io.mstar.deployment.DeploymentConfig;
 import io.mstar.deployment.ModelConfig;
 import io.mstar.deployment.NodeGroupConfig;
 import org.junit.jupiter.api.Test;
@@ -222,4 +223,46 @@ class WorkerGraphSplitTests {
 
         assertThat(e.subject()).isEqualTo("model 'embed'");
     }
+
+    @Test
+    void nestedLoopAcrossGroupsSplitsBothLoopsKeepingNames() {
+        GraphNode a = node("a", List.of());
+        GraphNode b = node("b", List.of());
+        GraphNode c = node("c", List.of());
+        ModelGraph g = graph("m", new GraphWalk("w", loop("outer", 3, seq(a, loop("inner", 5, seq(b, c))))));
+
+        List<WorkerGraph> wgs = split(model("m", group("a", "b"), group("c")), g);
+
+        assertThat(wgs).hasSize(2);
+        assertThat(wgs.get(0).piece()).isEqualTo(loop("outer", 3, seq(a, loop("inner", 5, b))));
+        assertThat(wgs.get(1).piece()).isEqualTo(loop("outer", 3, loop("inner", 5, c)));
+    }
+
+    @Test
+    void splitsAParsedDeploymentConfig() {
+        DeploymentConfig config = DeploymentConfig.parse("""
+                models:
+                  - name: toy-tts
+                    node_groups:
+                      - node_names: [llm]
+                        workers: [0]
+                        graph_walks: [prefill, decode]
+                      - node_names: [codec]
+                        workers: [1]
+                  - name: minilm-embed
+                    node_groups:
+                      - node_names: [encoder]
+                        workers: [0, 1]
+                """, "test");
+        ModelGraph tts = graph("toy-tts", new GraphWalk("prefill", node("llm", List.of())),
+                new GraphWalk("decode", loop("gen", 8, seq(node("llm", List.of()), node("codec", List.of())))));
+        ModelGraph embed = graph("minilm-embed", new GraphWalk("embed", node("encoder", List.of())));
+
+        List<WorkerGraph> wgs = WorkerGraphSplit.split(config, Map.of("minilm-embed", embed, "toy-tts", tts));
+
+        assertThat(wgs).extracting(w -> w.id() + ":" + w.model() + "/" + w.walk() + "@" + w.nodeGroupIndex() + w.nodeNames())
+                .containsExactly("0:toy-tts/prefill@0[llm]", "1:toy-tts/decode@0[llm]", "2:toy-tts/decode@1[codec]",
+                        "3:minilm-embed/embed@0[encoder]");
+    }
+
 }

@@ -1,9 +1,7 @@
 package io.mstar.graph;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,16 +18,12 @@ public record Sequential(List<GraphSection> sections) implements GraphSection {
 
     @Override
     public Map<String, GraphNode> nodes() {
-        Map<String, GraphNode> nodes = new LinkedHashMap<>();
-        sections.forEach(s -> nodes.putAll(s.nodes()));
-        return Collections.unmodifiableMap(nodes);
+        return Sections.nodes(sections);
     }
 
     @Override
     public Map<String, Loop> loops() {
-        Map<String, Loop> loops = new LinkedHashMap<>();
-        sections.forEach(s -> loops.putAll(s.loops()));
-        return Collections.unmodifiableMap(loops);
+        return Sections.loops(sections);
     }
 
     /**

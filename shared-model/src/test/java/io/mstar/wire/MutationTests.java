@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -28,42 +29,37 @@ class MutationTests {
 
     @Test
     void mutatedWorkerGoldensDecodeOrFailWithWireFormatExceptionOnly() {
-        long seed = TestSeed.seed("MutationTests.worker");
-        Random rnd = new Random(seed);
-        int accepted = 0;
-        for (WorkerMessageType type : WorkerMessageType.values()) {
-            byte[] golden = GoldenFileTests.golden("worker", type.value());
-            for (int i = 0; i < MUTATIONS_PER_FILE; i++) {
-                byte[] mutated = mutate(golden, rnd);
-                try {
-                    WorkerMessage m = codec.decodeWorkerMessage(mutated);
-                    assertThat(codec.decodeWorkerMessage(codec.encode(m))).isEqualTo(m);
-                    accepted++;
-                } catch (WireFormatException expected) {
-                    assertThat(expected.jsonPath()).startsWith("$");
-                    assertThat(expected.reason()).isNotNull();
-                } catch (Throwable t) {
-                    fail("seed " + seed + ", " + type + " mutation " + i + " threw " + t + " for "
-                            + new String(mutated, StandardCharsets.UTF_8), t);
-                }
-            }
-        }
-        System.out.println("[mutation] worker: " + accepted + " mutants accepted");
-        assertThat(accepted).as("some mutants (e.g. whitespace, changed digits) must still decode").isPositive();
+        List<String> types = Arrays.stream(WorkerMessageType.values()).map(WorkerMessageType::value).toList();
+        assertMutantsDecodeOrFailCleanly("worker", types, json -> {
+            WorkerMessage m = codec.decodeWorkerMessage(json);
+            assertThat(codec.decodeWorkerMessage(codec.encode(m))).isEqualTo(m);
+        });
     }
 
     @Test
     void mutatedConductorGoldensDecodeOrFailWithWireFormatExceptionOnly() {
-        long seed = TestSeed.seed("MutationTests.conductor");
+        List<String> types = Arrays.stream(ConductorMessageType.values()).map(ConductorMessageType::value).toList();
+        assertMutantsDecodeOrFailCleanly("conductor", types, json -> {
+            ConductorMessage m = codec.decodeConductorMessage(json);
+            assertThat(codec.decodeConductorMessage(codec.encode(m))).isEqualTo(m);
+        });
+    }
+
+    /**
+     * Mutates each golden of {@code envelope} and feeds it to {@code decodeAndRoundTrip}, which decodes and checks
+     * that an accepted mutant re-encodes to an equal message; anything it throws but a WireFormatException fails.
+     */
+    private static void assertMutantsDecodeOrFailCleanly(String envelope, List<String> types,
+            Consumer<byte[]> decodeAndRoundTrip) {
+        long seed = TestSeed.seed("MutationTests." + envelope);
         Random rnd = new Random(seed);
         int accepted = 0;
-        for (ConductorMessageType type : ConductorMessageType.values()) {
-            byte[] golden = GoldenFileTests.golden("conductor", type.value());
+        for (String type : types) {
+            byte[] golden = GoldenFileTests.golden(envelope, type);
             for (int i = 0; i < MUTATIONS_PER_FILE; i++) {
                 byte[] mutated = mutate(golden, rnd);
                 try {
-                    ConductorMessage m = codec.decodeConductorMessage(mutated);
-                    assertThat(codec.decodeConductorMessage(codec.encode(m))).isEqualTo(m);
+                    decodeAndRoundTrip.accept(mutated);
                     accepted++;
                 } catch (WireFormatException expected) {
                     assertThat(expected.jsonPath()).startsWith("$");
@@ -74,7 +70,7 @@ class MutationTests {
                 }
             }
         }
-        System.out.println("[mutation] conductor: " + accepted + " mutants accepted");
+        System.out.println("[mutation] " + envelope + ": " + accepted + " mutants accepted");
         assertThat(accepted).as("some mutants (e.g. whitespace, changed digits) must still decode").isPositive();
     }
 

@@ -10,11 +10,14 @@ import java.util.stream.IntStream;
 
 /**
  * The deployment config (ARCHITECTURE §4.2) every process of a local stack shares, written for
- * N workers. The services' built-in toy model {@code counter} has two stages; with N workers the
- * even ordinals serve {@code stage_a} and the odd ones {@code stage_b} (data-parallel replicas),
- * and one worker serves both, so any N is a valid deployment of the same graph.
+ * N workers. The services' built-in toy model {@code counter} has two node groups; with N workers
+ * the even ordinals serve the first and the odd ones the second (data-parallel replicas), and one
+ * worker serves both, so any N is a valid deployment of the same graph.
  */
 final class DeploymentConfigFile {
+
+    private static final String FIRST_GROUP = "embed, offset, detok";
+    private static final String SECOND_GROUP = "count, step";
 
     private DeploymentConfigFile() {
     }
@@ -29,12 +32,12 @@ final class DeploymentConfigFile {
         lines.add("  - name: counter");
         lines.add("    node_groups:");
         if (workers == 1) {
-            lines.add("      - node_names: [stage_a, stage_b]");
+            lines.add("      - node_names: [" + FIRST_GROUP + ", " + SECOND_GROUP + "]");
             lines.add("        workers: [0]");
         } else {
-            lines.add("      - node_names: [stage_a]");
+            lines.add("      - node_names: [" + FIRST_GROUP + "]");
             lines.add("        workers: " + ordinals(workers, 0));
-            lines.add("      - node_names: [stage_b]");
+            lines.add("      - node_names: [" + SECOND_GROUP + "]");
             lines.add("        workers: " + ordinals(workers, 1));
         }
         return String.join("\n", lines) + "\n";

@@ -9,7 +9,8 @@ import java.util.Set;
 /**
  * A named standalone graph ({@code prefill}, {@code decode}, {@code codec_chunk}). Validated on
  * construction: node and loop names are unique within the walk, and every edge goes to a node of
- * the walk or to a special destination.
+ * the walk or to a special destination (a streaming edge into another partition: to a node of that
+ * partition, checked by {@link ModelGraph}).
  *
  * @param name the walk name, non-empty
  * @param root the walk's graph
@@ -57,10 +58,21 @@ public record GraphWalk(String name, GraphSection root) {
     }
 
     private static void checkDestination(String walk, Set<String> names, String owner, GraphEdge edge) {
+        if (crossesPartitions(edge)) {
+            return;
+        }
         if (!names.contains(edge.nextNode()) && !SpecialDestinations.isSpecial(edge.nextNode())) {
             throw new GraphModelException(owner + " edge '" + edge.name() + "'",
                     "next_node '" + edge.nextNode() + "' is neither a node of walk '" + walk + "' nor a special destination");
         }
+    }
+
+    /**
+     * A streaming edge into another partition names a node of that partition's walks, not of this
+     * walk; {@link ModelGraph} checks it against the whole model.
+     */
+    static boolean crossesPartitions(GraphEdge edge) {
+        return edge.isStreaming() && edge.targetPartition() != null;
     }
 
     // Walks the tree itself rather than using nodes(): a map would hide the duplicates we look for.

@@ -52,6 +52,31 @@ public record ModelGraph(String modelName, List<GraphWalk> walks, Map<String, Li
             });
             partitions = Collections.unmodifiableMap(copy);
         }
+        checkStreamingTargets(modelName, walks, partitions);
+    }
+
+    private static void checkStreamingTargets(String model, List<GraphWalk> walks, Map<String, List<String>> partitions) {
+        for (GraphWalk walk : walks) {
+            for (GraphNode node : walk.root().nodes().values()) {
+                for (GraphEdge edge : node.outputs()) {
+                    if (!GraphWalk.crossesPartitions(edge)) {
+                        continue;
+                    }
+                    String where = "node '" + node.name() + "' edge '" + edge.name() + "'";
+                    List<String> targetWalks = partitions.get(edge.targetPartition());
+                    if (targetWalks == null) {
+                        throw new GraphModelException(where, "target_partition '" + edge.targetPartition()
+                                + "' is not a partition of model '" + model + "'");
+                    }
+                    boolean found = walks.stream().filter(w -> targetWalks.contains(w.name()))
+                            .anyMatch(w -> w.root().nodes().containsKey(edge.nextNode()));
+                    if (!found) {
+                        throw new GraphModelException(where, "next_node '" + edge.nextNode()
+                                + "' is not a node of partition '" + edge.targetPartition() + "'");
+                    }
+                }
+            }
+        }
     }
 
     /** A model with one partition, {@value #DEFAULT_PARTITION}. */

@@ -20,7 +20,7 @@ import java.util.TreeSet;
 
 import static io.mstar.wire.ModelDecoding.or;
 
-/** Decoders of the fifteen message bodies; the parser sits on the body's START_OBJECT. */
+/** Decoders of the message bodies; the parser sits on the body's START_OBJECT. */
 final class BodyDecoding {
 
     private BodyDecoding() {
@@ -47,6 +47,7 @@ final class BodyDecoding {
             case FAIL_REQUESTS: return failRequests(r);
             case NEW_REQUEST: return newRequestConductor(r);
             case READS_DONE: return readsDone(r);
+            case RESULT_TENSORS: return resultTensors(r);
             case SETUP_DONE: return setupDone(r);
             case WORKER_GRAPHS_DONE: return workerGraphsDone(r);
             default: throw new IllegalStateException("unhandled " + type);
@@ -217,6 +218,28 @@ final class BodyDecoding {
         }
         return new ScheduleTPNode(r.required(node, "node_name"), r.required(walk, "graph_walk"),
                 r.required(rids, "request_ids"), speculative, specSeq, specFromSeq, delta);
+    }
+
+    static ResultTensors resultTensors(WireReader r) {
+        r.startObject();
+        String rid = null;
+        String modality = null;
+        GraphEdge edge = null;
+        NestedLoopIndices indices = null;
+        Map<String, String> metadata = null;
+        String f;
+        while ((f = r.nextField()) != null) {
+            switch (f) {
+                case "request_id": rid = r.string(); break;
+                case "modality": modality = r.string(); break;
+                case "graph_edge": edge = ModelDecoding.graphEdge(r); break;
+                case "loop_indices": indices = ModelDecoding.nestedLoopIndices(r); break;
+                case "metadata": metadata = r.object(WireReader::string); break;
+                default: r.skip();
+            }
+        }
+        return new ResultTensors(r.required(rid, "request_id"), r.required(modality, "modality"),
+                r.required(edge, "graph_edge"), r.required(indices, "loop_indices"), metadata);
     }
 
     static StopLoops stopLoops(WireReader r) {

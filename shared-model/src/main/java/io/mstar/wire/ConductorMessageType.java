@@ -12,6 +12,7 @@ public enum ConductorMessageType {
     FAIL_REQUESTS("fail_requests", FailRequests.class),
     NEW_REQUEST("new_request", NewRequestConductor.class),
     READS_DONE("reads_done", ReadsDone.class),
+    RESULT_TENSORS("result_tensors", ResultTensors.class),
     SETUP_DONE("setup_done", SetupDone.class),
     WORKER_GRAPHS_DONE("worker_graphs_done", WorkerGraphsDone.class);
 

@@ -85,6 +85,16 @@ final class WireEncoder {
             ReadsDone b = (ReadsDone) body;
             str("request_id", b.requestId());
             str("entity_id", b.entityId());
+        } else if (body instanceof ResultTensors) {
+            ResultTensors b = (ResultTensors) body;
+            str("request_id", b.requestId());
+            str("modality", b.modality());
+            g.writeName("graph_edge");
+            graphEdge(b.graphEdge());
+            g.writeName("loop_indices");
+            nestedLoopIndices(b.loopIndices());
+            g.writeName("metadata");
+            object(b.metadata(), g::writeString);
         } else if (body instanceof SetupDone) {
             str("worker_id", ((SetupDone) body).workerId());
         } else {

@@ -12,9 +12,9 @@ class ConfigDigestTests {
             models:
               - name: counter
                 node_groups:
-                  - node_names: [stage_a]
+                  - node_names: [embed, offset, detok]
                     workers: [0]
-                  - node_names: [stage_b]
+                  - node_names: [count, step]
                     workers: [1]
             """;
 
@@ -22,8 +22,8 @@ class ConfigDigestTests {
     private static final String REFORMATTED = """
             # the same deployment, written differently
             models:
-              - node_groups: [{workers: [0], node_names: ["stage_a"], tp_size: 1},
-                              {node_names: ['stage_b'], workers: [1]}]   # stage b
+              - node_groups: [{workers: [0], node_names: ["embed", offset, "detok"], tp_size: 1},
+                              {node_names: ['count', step], workers: [1]}]   # second group
                 name: "counter"
             request_timeout: 10m
             max_queued_requests: 256
@@ -69,8 +69,8 @@ class ConfigDigestTests {
     void canonicalFormHasSortedKeysAndAppliedDefaults() {
         assertThat(ConfigDigest.canonicalForm(DeploymentConfig.parse(PLAIN, "a"))).isEqualTo(
                 "{\"max_concurrent_requests\":64,\"max_queued_requests\":256,\"models\":[{\"name\":\"counter\","
-                        + "\"node_groups\":[{\"graph_walks\":[],\"node_names\":[\"stage_a\"],\"tp_size\":1,\"workers\":[0]},"
-                        + "{\"graph_walks\":[],\"node_names\":[\"stage_b\"],\"tp_size\":1,\"workers\":[1]}]}],"
+                        + "\"node_groups\":[{\"graph_walks\":[],\"node_names\":[\"embed\",\"offset\",\"detok\"],\"tp_size\":1,\"workers\":[0]},"
+                        + "{\"graph_walks\":[],\"node_names\":[\"count\",\"step\"],\"tp_size\":1,\"workers\":[1]}]}],"
                         + "\"request_timeout_ms\":600000}");
     }
 }

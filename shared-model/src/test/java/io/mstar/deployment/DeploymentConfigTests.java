@@ -43,8 +43,8 @@ class DeploymentConfigTests {
         assertThat(config.models()).extracting(ModelConfig::name).containsExactly("counter");
         assertThat(config.models().get(0).nodeGroups())
                 .extracting(NodeGroupConfig::nodeNames, NodeGroupConfig::workers)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("stage_a"), List.of(0)),
-                        org.assertj.core.groups.Tuple.tuple(List.of("stage_b"), List.of(1)));
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("embed", "offset", "detok"), List.of(0)),
+                        org.assertj.core.groups.Tuple.tuple(List.of("count", "step"), List.of(1)));
         assertThat(config.maxConcurrentRequests()).isEqualTo(64);
     }
 

@@ -84,8 +84,8 @@ class GoldenFileTests {
                 .containsExactly("drain_request", "input_signals", "new_request", "remove_request", "schedule_tp",
                         "stop_loops", "tensor_received", "tp_no_spec", "unpersist");
         assertThat(Arrays.stream(ConductorMessageType.values()).map(ConductorMessageType::value))
-                .containsExactly("abort_request", "fail_requests", "new_request", "reads_done", "setup_done",
-                        "worker_graphs_done");
+                .containsExactly("abort_request", "fail_requests", "new_request", "reads_done", "result_tensors",
+                        "setup_done", "worker_graphs_done");
         assertThat(Arrays.stream(MessageSource.values()).map(MessageSource::code)).containsExactly(0, 1, 2);
         assertThat(Arrays.stream(Status.values()).map(Status::value))
                 .containsExactly("waiting", "ready", "in_progress", "done");

@@ -104,6 +104,8 @@ final class GoldenMessages {
                 Map.of("image", List.of(Map.of("width", 1024L, "height", 768L, "format", "png"))),
                 kwargs));
         put(m, new ReadsDone("req-7f3a", "worker-3"));
+        put(m, new ResultTensors("req-7f3a", "audio", edge(), loopIndices(),
+                Map.of("sample_rate", "24000", "format", "pcm_s16le")));
         put(m, new SetupDone("worker-3"));
         Map<NodeAndGraphWalk, GraphTiming> timings = new LinkedHashMap<>();
         GraphTiming t1 = new GraphTiming("llm", "decode", 128, 1.5, 1.25, 0.125, 0.0625);

@@ -87,6 +87,7 @@ final class RandomMessages {
                 return new NewRequestConductor(str(), strMap(() -> list(this::tensor, 3), 3), list(this::str, 3),
                         list(this::str, 3), strMap(() -> list(() -> jsonObject(2), 3), 3), jsonObject(3));
             case READS_DONE: return new ReadsDone(str(), str());
+            case RESULT_TENSORS: return new ResultTensors(str(), str(), edge(), loops(), strMap(this::str, 3));
             case SETUP_DONE: return new SetupDone(str());
             case WORKER_GRAPHS_DONE: {
                 Map<NodeAndGraphWalk, GraphTiming> timings = new HashMap<>();

@@ -28,6 +28,7 @@ public final class LocalStack implements AutoCloseable {
     /** Set once stopping began; written under {@code this} so no process starts after it. */
     private volatile boolean stopping;
     private KafkaBroker broker;
+    private AdminToken adminToken;
     private ServiceProcess conductor;
     private final List<ServiceProcess> workers = new ArrayList<>();
 
@@ -61,8 +62,11 @@ public final class LocalStack implements AutoCloseable {
                     "--spring.kafka.bootstrap-servers=" + broker.bootstrapServers(),
                     "--mstar.deployment.config=" + deploymentConfig,
                     "--mstar.messaging.topic-prefix=" + settings.topicPrefix);
+            adminToken = AdminToken.write(settings.stateDir.resolve(AdminToken.FILE_NAME));
+            List<String> conductorArgs = new ArrayList<>(common);
+            conductorArgs.add("--mstar.admin.token-file=" + adminToken.file());
             conductor = startService("conductor", settings.layout.conductorJar(),
-                    ports.orFree(settings.conductorPort), common);
+                    ports.orFree(settings.conductorPort), conductorArgs);
             for (int n = 0; n < settings.workers; n++) {
                 int port = settings.workerBasePort > 0 ? settings.workerBasePort + n : ports.orFree(0);
                 List<String> args = new ArrayList<>(common);
@@ -165,6 +169,27 @@ public final class LocalStack implements AutoCloseable {
 
     public ServiceProcess conductor() {
         return conductor;
+    }
+
+    /** The bearer token of the conductor's admin API, freshly generated for this stack. */
+    public AdminToken adminToken() {
+        return adminToken;
+    }
+
+    /** SIGKILL of worker {@code n}, as a crashed pod; its record stays so {@code down} still finds it. */
+    public synchronized void killWorker(int n) {
+        workers.get(n).process().kill();
+    }
+
+    /** Starts worker {@code n} again after {@link #killWorker}; does not wait for readiness. */
+    public synchronized ServiceProcess restartWorker(int n) {
+        refuseWhenStopping();
+        ServiceProcess old = workers.get(n);
+        ServiceProcess fresh = old.restart();
+        services.set(services.indexOf(old), fresh);
+        workers.set(n, fresh);
+        ProcessRecord.ofService(fresh).write(runDir);
+        return fresh;
     }
 
     public List<ServiceProcess> workers() {

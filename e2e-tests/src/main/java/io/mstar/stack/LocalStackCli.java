@@ -111,6 +111,7 @@ public final class LocalStackCli {
         }
         out.printf("  %-10s %s   (bootstrap servers)%n", "kafka", stack.bootstrapServers());
         out.printf("  %-10s %s%n", "logs", stateDir.resolve("logs"));
+        out.printf("  %-10s %s   (bearer token of /admin/*)%n", "admin", stack.adminToken().file());
         out.println("Stop it with: bin/mstar down");
         return 0;
     }

@@ -90,6 +90,14 @@ public final class ManagedProcess {
         stop(handle, name, grace);
     }
 
+    /** SIGKILL, no grace: a crash as the platform would see it. Waits until it has gone. */
+    public void kill() {
+        handle.destroyForcibly();
+        if (!waitForExit(handle, Duration.ofSeconds(10))) {
+            throw new StackException(name + " (pid " + handle.pid() + ") survived SIGKILL");
+        }
+    }
+
     /** Shared with {@link ProcessRecord}, which stops processes started by an earlier CLI run. */
     static void stop(ProcessHandle handle, String name, Duration grace) {
         if (!handle.isAlive()) {

@@ -58,6 +58,18 @@ public final class ServiceProcess implements AutoCloseable {
         return baseUrl() + "/actuator/prometheus";
     }
 
+    public Spec spec() {
+        return spec;
+    }
+
+    /** A new process from the same spec (same port, arguments and log file, appended to). */
+    public ServiceProcess restart() {
+        if (process.isAlive()) {
+            throw new StackException(spec.name() + " is still running (pid " + process.pid() + ")");
+        }
+        return start(spec);
+    }
+
     public ManagedProcess process() {
         return process;
     }

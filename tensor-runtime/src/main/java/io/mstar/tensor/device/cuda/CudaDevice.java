@@ -270,7 +270,11 @@ public final class CudaDevice implements Device {
         return directBytes;
     }
 
-    CUmodule loadModule(String ptx) {
+    /**
+     * Loads a PTX module into this device's context; it is unloaded when the device closes. Public so that
+     * other modules can ship kernels of their own (PTX resources built the way {@link CudaKernels} is).
+     */
+    public CUmodule loadModule(String ptx) {
         ensureUsable();
         bind();
         CUmodule module = new CUmodule();
@@ -279,14 +283,18 @@ public final class CudaDevice implements Device {
         return module;
     }
 
-    CUfunction function(CUmodule module, String function) {
+    /** A kernel of a module {@link #loadModule loaded} into this device. */
+    public CUfunction function(CUmodule module, String function) {
         CUfunction f = new CUfunction();
         check(cuModuleGetFunction(f, module, function), "cuModuleGetFunction(" + function + ")");
         return f;
     }
 
-    /** Launches on the device's stream, asynchronously; every parameter is a 64-bit value. */
-    void launch(CUfunction function, int gridX, int blockX, long... params) {
+    /**
+     * Launches a one-dimensional grid on the device's stream, asynchronously (a fault surfaces at the next
+     * synchronizing call); every kernel parameter is a 64-bit value.
+     */
+    public void launch(CUfunction function, int gridX, int blockX, long... params) {
         ensureUsable();
         bind();
         Pointer[] args = new Pointer[params.length];

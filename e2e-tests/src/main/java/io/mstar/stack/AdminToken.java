@@ -9,7 +9,7 @@ import java.util.HexFormat;
 
 /**
  * The admin API's bearer token for a local stack: random per start, written to a file only its
- * owner can read, which the conductor loads ({@code mstar.admin.token-file}). There is never a
+ * owner can read, which the conductor loads ({@code mstar.conductor.admin.token-file}). There is never a
  * built-in default token.
  */
 public record AdminToken(Path file, String value) {

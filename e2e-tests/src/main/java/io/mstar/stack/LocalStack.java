@@ -64,7 +64,7 @@ public final class LocalStack implements AutoCloseable {
                     "--mstar.messaging.topic-prefix=" + settings.topicPrefix);
             adminToken = AdminToken.write(settings.stateDir.resolve(AdminToken.FILE_NAME));
             List<String> conductorArgs = new ArrayList<>(common);
-            conductorArgs.add("--mstar.admin.token-file=" + adminToken.file());
+            conductorArgs.add("--mstar.conductor.admin.token-file=" + adminToken.file());
             conductor = startService("conductor", settings.layout.conductorJar(),
                     ports.orFree(settings.conductorPort), conductorArgs);
             for (int n = 0; n < settings.workers; n++) {

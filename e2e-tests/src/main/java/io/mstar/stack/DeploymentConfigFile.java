@@ -22,12 +22,31 @@ final class DeploymentConfigFile {
     private DeploymentConfigFile() {
     }
 
+    /** Admission limits (ARCHITECTURE §4.2); null keeps the services' defaults. */
+    record Admission(int maxConcurrentRequests, int maxQueuedRequests) {
+
+        Admission {
+            if (maxConcurrentRequests < 1 || maxQueuedRequests < 0) {
+                throw new IllegalArgumentException("admission needs at least 1 concurrent request and a queue of 0 or more, not "
+                        + maxConcurrentRequests + "/" + maxQueuedRequests);
+            }
+        }
+    }
+
     static String yaml(int workers) {
+        return yaml(workers, null);
+    }
+
+    static String yaml(int workers, Admission admission) {
         if (workers < 1) {
             throw new IllegalArgumentException("a stack needs at least one worker, not " + workers);
         }
         List<String> lines = new ArrayList<>();
         lines.add("# Written by the local stack for " + workers + " worker(s); rewritten on every start.");
+        if (admission != null) {
+            lines.add("max_concurrent_requests: " + admission.maxConcurrentRequests());
+            lines.add("max_queued_requests: " + admission.maxQueuedRequests());
+        }
         lines.add("models:");
         lines.add("  - name: counter");
         lines.add("    node_groups:");
@@ -43,10 +62,10 @@ final class DeploymentConfigFile {
         return String.join("\n", lines) + "\n";
     }
 
-    static Path write(Path file, int workers) {
+    static Path write(Path file, int workers, Admission admission) {
         try {
             Files.createDirectories(file.getParent());
-            Files.writeString(file, yaml(workers));
+            Files.writeString(file, yaml(workers, admission));
             return file;
         } catch (IOException e) {
             throw new StackException("cannot write the deployment config " + file, e);

@@ -57,7 +57,7 @@ public final class LocalStack implements AutoCloseable {
             broker.awaitReady();
 
             Path deploymentConfig = DeploymentConfigFile.write(settings.stateDir.resolve("deployment.yaml"),
-                    settings.workers);
+                    settings.workers, settings.admission);
             List<String> common = List.of(
                     "--spring.kafka.bootstrap-servers=" + broker.bootstrapServers(),
                     "--mstar.deployment.config=" + deploymentConfig,
@@ -278,6 +278,7 @@ public final class LocalStack implements AutoCloseable {
         private int conductorPort;
         private int workerBasePort;
         private String topicPrefix = "mstar";
+        private DeploymentConfigFile.Admission admission;
         private Duration readyTimeout = Duration.ofSeconds(180);
         private Consumer<String> progress = line -> { };
 
@@ -317,6 +318,12 @@ public final class LocalStack implements AutoCloseable {
         /** Worker n listens on {@code port + n}. */
         public Builder workerBasePort(int port) {
             this.workerBasePort = port;
+            return this;
+        }
+
+        /** Deployment-wide admission limits instead of the services' defaults (64 running, 256 queued). */
+        public Builder admission(int maxConcurrentRequests, int maxQueuedRequests) {
+            this.admission = new DeploymentConfigFile.Admission(maxConcurrentRequests, maxQueuedRequests);
             return this;
         }
 

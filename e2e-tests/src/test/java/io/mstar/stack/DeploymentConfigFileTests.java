@@ -30,6 +30,15 @@ class DeploymentConfigFileTests {
     }
 
     @Test
+    void admissionLimitsReachTheParsedConfig() {
+        DeploymentConfig config = DeploymentConfig.parse(
+                DeploymentConfigFile.yaml(2, new DeploymentConfigFile.Admission(1, 3)), "admission");
+
+        assertThat(config.maxConcurrentRequests()).isEqualTo(1);
+        assertThat(config.maxQueuedRequests()).isEqualTo(3);
+    }
+
+    @Test
     void zeroWorkersIsRefused() {
         assertThatIllegalArgumentException().isThrownBy(() -> DeploymentConfigFile.yaml(0));
     }

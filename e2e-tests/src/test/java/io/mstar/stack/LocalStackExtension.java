@@ -18,6 +18,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public final class LocalStackExtension implements BeforeAllCallback, AfterAllCallback {
 
     private final int workers;
+    private int[] admission;
     private LocalStack stack;
     private List<ManagedProcess> started = List.of();
 
@@ -27,6 +28,12 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterAllCal
 
     public static LocalStackExtension withWorkers(int workers) {
         return new LocalStackExtension(workers);
+    }
+
+    /** Admission limits for this class's stack (see {@link LocalStack.Builder#admission}). */
+    public LocalStackExtension admission(int maxConcurrentRequests, int maxQueuedRequests) {
+        this.admission = new int[] {maxConcurrentRequests, maxQueuedRequests};
+        return this;
     }
 
     public LocalStack stack() {
@@ -43,12 +50,15 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterAllCal
                 .resolve(context.getRequiredTestClass().getSimpleName());
         KafkaBroker.deleteRecursively(stateDir);
         long begin = System.nanoTime();
-        stack = LocalStack.builder()
+        LocalStack.Builder builder = LocalStack.builder()
                 .layout(layout)
                 .stateDir(stateDir)
                 .workers(workers)
-                .readyTimeout(Duration.ofSeconds(180))
-                .start();
+                .readyTimeout(Duration.ofSeconds(180));
+        if (admission != null) {
+            builder.admission(admission[0], admission[1]);
+        }
+        stack = builder.start();
         started = stack.processes();
         System.out.printf("%s: local stack with %d workers ready in %.1f s (logs in %s)%n",
                 context.getRequiredTestClass().getSimpleName(), workers,

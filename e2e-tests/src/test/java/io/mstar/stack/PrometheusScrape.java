@@ -34,6 +34,18 @@ final class PrometheusScrape {
         return Optional.empty();
     }
 
+    /** The sum over every series named {@code name}; 0 when there is none. */
+    double sum(String name) {
+        double total = 0;
+        Matcher matcher = SAMPLE.matcher(text);
+        while (matcher.find()) {
+            if (matcher.group(1).equals(name)) {
+                total += Double.parseDouble(matcher.group(4));
+            }
+        }
+        return total;
+    }
+
     boolean hasMetricStartingWith(String prefix) {
         return Pattern.compile("^" + Pattern.quote(prefix), Pattern.MULTILINE).matcher(text).find();
     }

@@ -1,0 +1,168 @@
+package io.mstar.stack;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/** The conductor's public and admin HTTP APIs as a client sees them: real HTTP, nothing shared. */
+final class MstarClient implements AutoCloseable {
+
+    static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final String baseUrl;
+    /** Ours, so close() can stop the client's threads (HttpClient.close() is Java 21). */
+    private final java.util.concurrent.ExecutorService executor = java.util.concurrent.Executors.newCachedThreadPool();
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .executor(executor).connectTimeout(Duration.ofSeconds(5)).build();
+
+    MstarClient(String baseUrl) {
+        this.baseUrl = baseUrl;
+    }
+
+    /** A counter request body; {@code stopAt} null means no data-dependent stop. */
+    static ObjectNode counterRequest(String requestId, List<Integer> tokens, int maxTokens, Integer stopAt, boolean stream) {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("model", "counter");
+        if (requestId != null) {
+            body.put("request_id", requestId);
+        }
+        ObjectNode inputs = body.putObject("inputs");
+        inputs.putObject("tokens").putArray("tokens").addAll(tokens.stream().map(JSON.getNodeFactory()::numberNode).toList());
+        body.put("max_tokens", maxTokens);
+        body.put("stream", stream);
+        if (stopAt != null) {
+            body.putObject("model_kwargs").put("stop_at", stopAt);
+        }
+        return body;
+    }
+
+    HttpResponse<String> post(String path, String body, Map<String, String> headers) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUrl + path))
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        headers.forEach(request::header);
+        return send(request.build());
+    }
+
+    HttpResponse<String> get(String path, Map<String, String> headers) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30)).GET();
+        headers.forEach(request::header);
+        return send(request.build());
+    }
+
+    HttpResponse<String> delete(String path) {
+        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30)).DELETE().build());
+    }
+
+    /** POST of a raw body of {@code bytes} bytes (for the size limit). */
+    HttpResponse<String> postBytes(String path, byte[] bytes) {
+        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(bytes)).build());
+    }
+
+    static Map<String, String> bearer(String token) {
+        return Map.of("Authorization", "Bearer " + token);
+    }
+
+    /** Opens a streaming submission (NDJSON); the caller reads chunks and may disconnect. */
+    Stream openStream(ObjectNode body) {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + "/v1/requests"))
+                .timeout(Duration.ofSeconds(120))
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/x-ndjson")
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build();
+        try {
+            HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            return new Stream(response);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private HttpResponse<String> send(HttpRequest request) {
+        try {
+            return http.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+    }
+
+    /** One NDJSON response, read chunk by chunk. */
+    static final class Stream implements AutoCloseable {
+        private final HttpResponse<InputStream> response;
+        private final BufferedReader reader;
+        private final List<JsonNode> chunks = new ArrayList<>();
+
+        Stream(HttpResponse<InputStream> response) {
+            this.response = response;
+            this.reader = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8));
+        }
+
+        int status() {
+            return response.statusCode();
+        }
+
+        /** The next chunk, or empty at the end of the body. */
+        Optional<JsonNode> next() {
+            try {
+                String line;
+                do {
+                    line = reader.readLine();
+                } while (line != null && line.isBlank());
+                if (line == null) {
+                    return Optional.empty();
+                }
+                JsonNode chunk = JSON.readTree(line);
+                chunks.add(chunk);
+                return Optional.of(chunk);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        /** Reads to the end of the body; every chunk read so far, in order. */
+        List<JsonNode> readAll() {
+            while (next().isPresent()) {
+                // collecting
+            }
+            return List.copyOf(chunks);
+        }
+
+        /** Drops the connection mid-stream, as a client that went away. */
+        @Override
+        public void close() {
+            try {
+                reader.close();
+            } catch (IOException e) {
+                // already gone
+            }
+        }
+    }
+}

@@ -83,6 +83,7 @@ public final class TensorMeters implements AutoCloseable {
 
     private final MeterRegistry registry;
     private final List<Meter> registered = new ArrayList<>();
+    private final List<Supplier<Number>> counterSources = new ArrayList<>();
 
     /**
      * Registers every series at once (at zero where nothing happened yet), so dashboards and {@code rate()} see
@@ -133,6 +134,9 @@ public final class TensorMeters implements AutoCloseable {
     }
 
     private FunctionCounter counter(Definition d, String tagValue, Supplier<Number> value) {
+        // A function counter holds its state object weakly and has no strongReference option: without this
+        // list the supplier is collectable and the counter silently reads 0 after the next GC.
+        counterSources.add(value);
         return FunctionCounter.builder(d.meterName(), value, v -> v.get().doubleValue())
                 .description(d.description())
                 .baseUnit(d.baseUnit())

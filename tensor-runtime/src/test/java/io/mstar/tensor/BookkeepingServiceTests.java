@@ -195,6 +195,18 @@ class BookkeepingServiceTests {
     }
 
     @Test
+    void deviceCountersSurviveGarbageCollection() {
+        put("gc", 8);
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+        }
+        // Micrometer holds a function counter's state weakly; a collected one would read 0.
+        assertThat(counter(TensorMeters.Definition.DEVICE_ALLOCATIONS, "host")).isEqualTo(1);
+        service.removeRequest("gc").block(WAIT);
+        assertThat(counter(TensorMeters.Definition.DEVICE_FREES, "host")).isEqualTo(1);
+    }
+
+    @Test
     void aLoopThatNoLongerAcceptsWorkFailsTheMono() {
         loop.shutdown();
         assertThatThrownBy(() -> service.checkUuidPresence(1).block(WAIT))

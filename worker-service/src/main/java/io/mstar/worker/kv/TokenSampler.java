@@ -1,6 +1,7 @@
 package io.mstar.worker.kv;
 
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.Objects;
 
 import io.mstar.request.SamplingConfig;
@@ -19,8 +20,8 @@ import static io.mstar.worker.kv.KvCacheException.Reason.INVALID_LOGITS;
  * tokens whatever it was batched with and whichever worker ran it, and no RNG state is kept per request.
  * Ties break towards the lower token id in both modes.
  *
- * <p>{@code repetition_penalty} is not applied here: it needs the request's generated tokens, which the
- * engine holds; the engine applies it to the logits before calling.
+ * <p>{@code repetition_penalty} needs the request's generated tokens, which the engine holds: it applies
+ * {@link #applyRepetitionPenalty} to the row before sampling.
  *
  * <p>Owned by the engine loop: its scratch arrays are reused across calls, so it is not thread-safe; one
  * instance per engine.
@@ -77,6 +78,32 @@ public final class TokenSampler {
             return drawInIdOrder(logits, offset, n, max, invT, u);
         }
         return drawRestricted(logits, offset, n, max, invT, u, config.topK(), config.topP());
+    }
+
+    /**
+     * Penalizes every token in {@code seenTokens} in place, as the reference does: a positive logit is divided by
+     * {@code penalty}, a negative one multiplied, so a penalty above 1 always makes a seen token less likely.
+     * A penalty of 1 changes nothing; a token listed twice is penalized once; ids outside the row are ignored
+     * (a vocabulary wider than this head's).
+     */
+    public static void applyRepetitionPenalty(float[] logits, int offset, int length, int[] seenTokens,
+                                              double penalty) {
+        Objects.checkFromIndexSize(offset, length, logits.length);
+        if (!(penalty > 0)) {
+            throw new KvCacheException(INVALID_ARGUMENT, null, "repetition_penalty must be > 0: " + penalty);
+        }
+        if (penalty == 1) {
+            return;
+        }
+        BitSet done = new BitSet(length);
+        for (int token : seenTokens) {
+            if (token < 0 || token >= length || done.get(token)) {
+                continue;
+            }
+            done.set(token);
+            float v = logits[offset + token];
+            logits[offset + token] = (float) (v > 0 ? v / penalty : v * penalty);
+        }
     }
 
     /** The uniform number in {@code [0, 1)} the draw at {@code (seed, step)} uses (SplitMix64 finalizer). */

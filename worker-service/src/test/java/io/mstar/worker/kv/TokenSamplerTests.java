@@ -155,4 +155,19 @@ class TokenSamplerTests {
             assertThat(count).isBetween(9_500, 10_500);
         }
     }
+
+    @Test
+    void repetitionPenaltyMakesSeenTokensLessLikelyOnce() {
+        float[] row = {9f, 2f, -2f, 1f, 4f};
+        TokenSampler.applyRepetitionPenalty(row, 1, 4, new int[] {0, 1, 1, 7, -1}, 2.0);
+        assertThat(row).containsExactly(9f, 1f, -4f, 1f, 4f);
+        TokenSampler.applyRepetitionPenalty(row, 1, 4, new int[] {0, 1}, 1.0);
+        assertThat(row).containsExactly(9f, 1f, -4f, 1f, 4f);
+        assertThatThrownBy(() -> TokenSampler.applyRepetitionPenalty(row, 0, 5, new int[] {0}, 0))
+                .isInstanceOfSatisfying(KvCacheException.class,
+                        e -> assertThat(e.reason()).isEqualTo(KvCacheException.Reason.INVALID_ARGUMENT));
+        float[] greedy = {3f, 2.5f};
+        TokenSampler.applyRepetitionPenalty(greedy, 0, 2, new int[] {0}, 1.5);
+        assertThat(sampler.sample(greedy, config(0, 0, 1), 0, 0)).as("3/1.5 = 2 < 2.5").isEqualTo(1);
+    }
 }

@@ -1,0 +1,199 @@
+package io.mstar.worker.kv;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+import io.mstar.deployment.KvCacheConfig;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.DeviceBuffer;
+
+import static io.mstar.worker.kv.KvCacheException.Reason.CLOSED;
+import static io.mstar.worker.kv.KvCacheException.Reason.DUPLICATE_REQUEST;
+import static io.mstar.worker.kv.KvCacheException.Reason.INVALID_ARGUMENT;
+import static io.mstar.worker.kv.KvCacheException.Reason.POSITION_OUT_OF_RANGE;
+import static io.mstar.worker.kv.KvCacheException.Reason.UNKNOWN_REQUEST;
+
+/**
+ * The paged KV store of one autoregressive engine: one pool buffer on a {@link Device} cut into pages, a
+ * {@link PageAllocator} over them, and each request's page list.
+ *
+ * <p>The pool is taken once, at construction, as a single allocation of
+ * {@code max_num_pages * page_size * bytesPerToken}: the cache's memory is then fixed and known at load, and a
+ * busy worker never competes with tensors for device memory mid-request. A request grows by whole pages as its
+ * tokens are reserved; when the pool is exhausted only the request that asked fails (OUT_OF_PAGES) and keeps
+ * what it had, so the engine fails that request and releases it while the others continue.
+ *
+ * <p>Owned by the engine loop: no threads of its own, not thread-safe, and every method but {@link #layout()}
+ * fails loudly when called from a thread other than the first one that used it. It does not close the device
+ * it was given; {@link #close()} frees the pool buffer and forgets every request.
+ */
+public final class KvCache implements AutoCloseable {
+
+    /** Pages of one request: {@code pages[0..pageCount)} hold positions {@code [0, tokens)} in order. */
+    private static final class PageList {
+        int[] pages = new int[4];
+        int pageCount;
+        int tokens;
+
+        int[] view() {
+            return Arrays.copyOf(pages, pageCount);
+        }
+    }
+
+    private final Device device;
+    private final KvCacheLayout layout;
+    private final PageAllocator allocator;
+    private final Map<String, PageList> requests = new HashMap<>();
+    private final OwnerThread owner = new OwnerThread("kv cache");
+    private DeviceBuffer pool;
+
+    /**
+     * Takes the pool buffer from {@code device}; a {@link io.mstar.tensor.device.DeviceException} from that
+     * allocation propagates (the engine cannot load).
+     *
+     * @param bytesPerToken every layer's K and V of one token, from the node's model geometry
+     */
+    public KvCache(Device device, KvCacheConfig config, long bytesPerToken) {
+        this(device, KvCacheLayout.of(config, bytesPerToken));
+    }
+
+    public KvCache(Device device, KvCacheLayout layout) {
+        this.device = Objects.requireNonNull(device, "device");
+        this.layout = Objects.requireNonNull(layout, "layout");
+        this.allocator = new PageAllocator(layout.maxNumPages());
+        this.pool = device.allocate(layout.poolBytes());
+    }
+
+    public KvCacheLayout layout() {
+        return layout;
+    }
+
+    /** The pool buffer; slot offsets are relative to its start. */
+    public DeviceBuffer pool() {
+        checkOpen(null);
+        return pool;
+    }
+
+    /** Starts a request with no tokens and no pages. */
+    public void addRequest(String requestId) {
+        checkOpen(requestId);
+        if (requests.putIfAbsent(requestId, new PageList()) != null) {
+            throw new KvCacheException(DUPLICATE_REQUEST, requestId, "request already has a page list");
+        }
+    }
+
+    public boolean contains(String requestId) {
+        checkOpen(requestId);
+        return requests.containsKey(requestId);
+    }
+
+    /**
+     * Reserves slots for {@code n} more tokens, taking pages as needed.
+     *
+     * @return the position of the first reserved token (the request's token count before the call)
+     * @throws KvCacheException OUT_OF_PAGES when the pool cannot hold them: nothing changes for this request,
+     *                          and nothing at all for the others
+     */
+    public int appendTokens(String requestId, int n) {
+        PageList list = list(requestId);
+        if (n < 0) {
+            throw new KvCacheException(INVALID_ARGUMENT, requestId, "cannot append " + n + " tokens");
+        }
+        int first = list.tokens;
+        int needed = layout.pagesFor((long) first + n) - list.pageCount;
+        if (needed > 0) {
+            int[] fresh = allocator.allocate(needed, requestId);
+            if (list.pages.length < list.pageCount + needed) {
+                list.pages = Arrays.copyOf(list.pages, Math.max(list.pages.length * 2, list.pageCount + needed));
+            }
+            System.arraycopy(fresh, 0, list.pages, list.pageCount, needed);
+            list.pageCount += needed;
+        }
+        list.tokens = first + n;
+        return first;
+    }
+
+    /** Tokens reserved for the request. */
+    public int tokenCount(String requestId) {
+        return list(requestId).tokens;
+    }
+
+    /** The request's pages in position order (a copy): the page table a paged-attention kernel reads. */
+    public int[] pages(String requestId) {
+        return list(requestId).view();
+    }
+
+    /** Where token {@code position} of the request lives. */
+    public KvSlot slot(String requestId, int position) {
+        PageList list = list(requestId);
+        if (position < 0 || position >= list.tokens) {
+            throw new KvCacheException(POSITION_OUT_OF_RANGE, requestId, "position " + position
+                    + " outside the " + list.tokens + " reserved token(s)");
+        }
+        int page = list.pages[position / layout.pageSize()];
+        int slotInPage = position % layout.pageSize();
+        return new KvSlot(position, page, slotInPage, layout.byteOffset(page, slotInPage));
+    }
+
+    /**
+     * Frees every page of the request and forgets it; a second release is UNKNOWN_REQUEST, so a page is never
+     * freed twice.
+     *
+     * @return the pages freed
+     */
+    public int releaseRequest(String requestId) {
+        checkOpen(requestId);
+        PageList list = requests.get(requestId);
+        if (list == null) {
+            throw new KvCacheException(UNKNOWN_REQUEST, requestId, "no page list (never added or released)");
+        }
+        allocator.free(list.view(), requestId);
+        requests.remove(requestId);
+        return list.pageCount;
+    }
+
+    /** The requests holding a page list now (a copy). */
+    public Set<String> requestIds() {
+        checkOpen(null);
+        return Set.copyOf(requests.keySet());
+    }
+
+    public PageAllocatorStats stats() {
+        checkOpen(null);
+        return allocator.stats();
+    }
+
+    /** Releases every request's pages and frees the pool buffer; idempotent. */
+    @Override
+    public void close() {
+        owner.check();
+        if (pool == null) {
+            return;
+        }
+        for (String requestId : Set.copyOf(requests.keySet())) {
+            releaseRequest(requestId);
+        }
+        DeviceBuffer buffer = pool;
+        pool = null;
+        device.free(buffer);
+    }
+
+    private PageList list(String requestId) {
+        checkOpen(requestId);
+        PageList list = requests.get(requestId);
+        if (list == null) {
+            throw new KvCacheException(UNKNOWN_REQUEST, requestId, "no page list (never added or released)");
+        }
+        return list;
+    }
+
+    private void checkOpen(String requestId) {
+        owner.check();
+        if (pool == null) {
+            throw new KvCacheException(CLOSED, requestId, "kv cache closed");
+        }
+    }
+}

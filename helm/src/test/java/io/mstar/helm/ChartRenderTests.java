@@ -9,13 +9,18 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.mstar.deployment.DeploymentConfig;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -101,5 +106,22 @@ class ChartRenderTests {
         int replicas = rendered.one(StatefulSet.class, Chart.name("worker")).getSpec().getReplicas();
         assertThat(replicas).isEqualTo(4);
         assertThat(parsed.workerOrdinals()).containsExactly(0, 1, 2, 3);
+    }
+
+    @Test
+    void theReadmesKubernetesExampleRendersWithGpusAndExternalKafka(@TempDir Path dir) throws IOException {
+        String readme = Files.readString(chart.repoRoot().resolve("README.md"));
+        Matcher block = Pattern.compile("```yaml\n# gpu-values.yaml\n(.*?)```", Pattern.DOTALL).matcher(readme);
+        assertThat(block.find()).as("README's Kubernetes section has the gpu-values.yaml example").isTrue();
+        Path values = Files.writeString(dir.resolve("gpu-values.yaml"), block.group(1));
+
+        Chart.Rendered rendered = chart.render(values);
+
+        StatefulSet workers = rendered.one(StatefulSet.class, Chart.name("worker"));
+        assertThat(workers.getSpec().getTemplate().getSpec().getContainers().get(0).getResources().getLimits())
+                .containsKey("nvidia.com/gpu");
+        assertThat(workers.getSpec().getTemplate().getSpec().getContainers().get(0).getImage()).isEqualTo("REGISTRY/mstar/worker:TAG");
+        assertThat(rendered.find(StatefulSet.class, Chart.name("kafka"))).isEmpty();
+        assertThat(rendered.objects()).allSatisfy(o -> assertThat(UnknownFields.in(o)).isEmpty());
     }
 }

@@ -94,7 +94,7 @@ class WorkloadTests {
         assertThat(worker.getCommand()).hasSize(3).startsWith("/bin/sh", "-c");
         assertThat(worker.getCommand().get(2))
                 .contains("export MSTAR_WORKER_ID=\"${MSTAR_POD_NAME##*-}\"")
-                .contains("exec java -jar /opt/mstar/worker.jar");
+                .contains("exec java -XX:MaxRAMPercentage=75 -jar /opt/mstar/worker.jar");
     }
 
     @Test
@@ -191,6 +191,7 @@ class WorkloadTests {
             assertThat(envValue(c, "MSTAR_DEPLOYMENT_CONFIG")).isEqualTo("/etc/mstar/deployment/deployment.yaml");
             assertThat(envValue(c, "SPRING_KAFKA_BOOTSTRAP_SERVERS")).isEqualTo("mstar-kafka:9092");
             assertThat(envValue(c, "MSTAR_MESSAGING_TOPIC_PREFIX")).isEqualTo("mstar");
+            assertThat(env(c, "JAVA_TOOL_OPTIONS")).as("the image sizes the heap; no flags unless asked").isEmpty();
             assertThat(c.getVolumeMounts()).anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/etc/mstar/deployment"));
         }
         String conductorSum = rendered.one(Deployment.class, Chart.name("conductor")).getSpec().getTemplate().getMetadata()

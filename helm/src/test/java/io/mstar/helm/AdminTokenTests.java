@@ -58,7 +58,7 @@ class AdminTokenTests {
         assertThat(volume.getSecret().getSecretName()).isEqualTo("ops-admin");
         assertThat(volume.getSecret().getItems()).singleElement().satisfies(i -> assertThat(i.getKey()).isEqualTo("bearer"));
         assertThat(pod.getContainers().get(0).getEnv()).anySatisfy(e -> {
-            assertThat(e.getName()).isEqualTo("MSTAR_ADMIN_TOKEN_FILE");
+            assertThat(e.getName()).isEqualTo("MSTAR_CONDUCTOR_ADMIN_TOKEN_FILE");
             assertThat(e.getValue()).isEqualTo("/etc/mstar/admin/bearer");
         });
     }

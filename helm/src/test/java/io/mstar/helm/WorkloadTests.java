@@ -104,9 +104,9 @@ class WorkloadTests {
         Service headless = rendered.one(Service.class, Chart.name("worker"));
 
         assertThat(worker.getPorts()).extracting(p -> p.getName() + ":" + p.getContainerPort()).containsExactly("http:8081", "data:7400");
-        assertThat(envValue(worker, "MSTAR_TENSOR_DATA_PORT")).isEqualTo("7400");
+        assertThat(envValue(worker, "MSTAR_WORKER_DATA_PORT")).isEqualTo("7400");
         assertThat(envValue(worker, "SERVER_PORT")).isEqualTo("8081");
-        assertThat(envValue(worker, "MSTAR_TENSOR_ADVERTISED_HOST")).isEqualTo("$(MSTAR_POD_NAME).mstar-worker.inference.svc");
+        assertThat(envValue(worker, "MSTAR_WORKER_DATA_ADVERTISED_HOST")).isEqualTo("$(MSTAR_POD_NAME).mstar-worker.inference.svc");
         assertThat(headless.getSpec().getClusterIP()).isEqualTo("None");
         assertThat(headless.getSpec().getPorts()).extracting(ServicePort::getName, ServicePort::getPort)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("http", 8081), org.assertj.core.groups.Tuple.tuple("data", 7400));
@@ -178,7 +178,7 @@ class WorkloadTests {
             assertThat(m.getMountPath()).isEqualTo("/etc/mstar/admin");
             assertThat(m.getReadOnly()).isTrue();
         });
-        assertThat(envValue(conductor, "MSTAR_ADMIN_TOKEN_FILE")).isEqualTo("/etc/mstar/admin/token");
+        assertThat(envValue(conductor, "MSTAR_CONDUCTOR_ADMIN_TOKEN_FILE")).isEqualTo("/etc/mstar/admin/token");
         assertThat(conductor.getEnv()).noneMatch(e -> e.getName().contains("TOKEN") && e.getValue() != null
                 && !e.getValue().startsWith("/"));
     }

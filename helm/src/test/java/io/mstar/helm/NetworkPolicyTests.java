@@ -48,6 +48,15 @@ class NetworkPolicyTests {
     }
 
     @Test
+    void conductorDataPortIsOpenOnlyToThisReleasesWorkers() {
+        NetworkPolicy conductor = chart.render().one(NetworkPolicy.class, Chart.name("conductor"));
+
+        NetworkPolicyIngressRule data = ruleFor(conductor, "data");
+        assertThat(data.getFrom()).extracting(p -> p.getPodSelector().getMatchLabels()).containsExactly(WORKER);
+        assertThat(data.getFrom()).allSatisfy(p -> assertThat(p.getNamespaceSelector()).isNull());
+    }
+
+    @Test
     void conductorPortIsOpenToTheConfiguredAdminSelectorAndExtraPeersOnly() {
         Chart.Rendered rendered = chart.render(chart.ciValues("external-kafka-values.yaml"));
         NetworkPolicy conductor = rendered.one(NetworkPolicy.class, Chart.name("conductor"));

@@ -184,6 +184,16 @@ class WorkloadTests {
     }
 
     @Test
+    void conductorServesInputsOnAFixedDataPortAtItsPodIp() {
+        Container conductor = only(chart.render().one(Deployment.class, Chart.name("conductor")).getSpec().getTemplate().getSpec());
+
+        assertThat(conductor.getPorts()).extracting(p -> p.getName() + ":" + p.getContainerPort()).containsExactly("http:8080", "data:7301");
+        assertThat(envValue(conductor, "MSTAR_CONDUCTOR_DATA_PORT")).isEqualTo("7301");
+        assertThat(env(conductor, "MSTAR_CONDUCTOR_DATA_ADVERTISED_HOST").orElseThrow().getValueFrom().getFieldRef().getFieldPath())
+                .isEqualTo("status.podIP");
+    }
+
+    @Test
     void everyPodLoadsTheSameDeploymentConfigAndKafkaSettings() {
         Chart.Rendered rendered = chart.render();
         for (Container c : List.of(only(rendered.one(Deployment.class, Chart.name("conductor")).getSpec().getTemplate().getSpec()),

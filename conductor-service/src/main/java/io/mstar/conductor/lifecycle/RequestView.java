@@ -1,0 +1,23 @@
+package io.mstar.conductor.lifecycle;
+
+import java.time.Instant;
+import java.util.Map;
+
+/**
+ * A request as other threads may see it (status and admin listings): a copy made on the loop.
+ *
+ * @param requestId      the id
+ * @param model          the model
+ * @param state          lifecycle state
+ * @param outcome        how it ended, null while it has not
+ * @param errorType      the error type of a failed or aborted request, null otherwise
+ * @param abortReason    why it was aborted, null unless aborted
+ * @param detail         the error detail, null unless failed or aborted
+ * @param submittedAt    when it was submitted
+ * @param tokensProduced tokens produced per partition
+ * @param chunksDelivered output chunks delivered to the client
+ */
+public record RequestView(String requestId, String model, RequestState state, Outcome outcome, String errorType,
+        String abortReason, String detail, Instant submittedAt, Map<String, Integer> tokensProduced,
+        int chunksDelivered) {
+}

@@ -269,8 +269,14 @@ public final class RequestLifecycle {
         List<WorkerGraph> wgs = request.topology.workerGraphsOfWalk(step.walk());
         Map<String, List<GraphEdge>> byWorker = new TreeMap<>();
         step.inputs().forEach((signal, descriptors) -> {
-            List<String> consumers = walk.root().inputsOutputs().externalInputs().stream()
-                    .filter(in -> in.name().equals(signal)).map(NameAndDestination::destination).sorted().toList();
+            // A loop's carried signal (counter's state) is a loop-back pair, not an external input: its first value
+            // still comes from outside.
+            Set<String> consumerSet = new TreeSet<>();
+            walk.root().inputsOutputs().externalInputs().stream().filter(in -> in.name().equals(signal))
+                    .map(NameAndDestination::destination).forEach(consumerSet::add);
+            walk.root().inputsOutputs().loopBack().stream().filter(in -> in.name().equals(signal))
+                    .map(NameAndDestination::destination).forEach(consumerSet::add);
+            List<String> consumers = List.copyOf(consumerSet);
             if (consumers.isEmpty()) {
                 throw new ConductorException(ErrorType.MODEL_ERROR, "walk " + step.walk() + " takes no input '" + signal + "'");
             }

@@ -6,6 +6,7 @@ public enum Outcome {
     FAILED,
     ABORTED;
 
+    @com.fasterxml.jackson.annotation.JsonValue
     public String value() {
         return name().toLowerCase(java.util.Locale.ROOT);
     }

@@ -53,6 +53,12 @@ public enum RequestState {
         throw new IllegalRequestTransitionException(this, event);
     }
 
+    /** The wire form in API answers and the admin {@code state} filter. */
+    @com.fasterxml.jackson.annotation.JsonValue
+    public String value() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
     /** Whether the request has ended (an outcome is fixed); it may still be draining. */
     public boolean ended() {
         return this == DRAINING || this == REMOVED;

@@ -3,6 +3,8 @@ package io.mstar.conductor.lifecycle;
 import java.time.Instant;
 import java.util.Map;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
+
 /**
  * A request as other threads may see it (status and admin listings): a copy made on the loop.
  *
@@ -17,7 +19,10 @@ import java.util.Map;
  * @param tokensProduced tokens produced per partition
  * @param chunksDelivered output chunks delivered to the client
  */
-public record RequestView(String requestId, String model, RequestState state, Outcome outcome, String errorType,
-        String abortReason, String detail, Instant submittedAt, Map<String, Integer> tokensProduced,
-        int chunksDelivered) {
+public record RequestView(@JsonProperty("request_id") String requestId, @JsonProperty("model") String model,
+        @JsonProperty("state") RequestState state, @JsonProperty("outcome") Outcome outcome,
+        @JsonProperty("error_type") String errorType, @JsonProperty("abort_reason") String abortReason,
+        @JsonProperty("detail") String detail, @JsonProperty("submitted_at") Instant submittedAt,
+        @JsonProperty("tokens_produced") Map<String, Integer> tokensProduced,
+        @JsonProperty("chunks_delivered") int chunksDelivered) {
 }

@@ -107,7 +107,8 @@ class PublicApiTests {
         assertThat(chunks.get(0).get("type")).isEqualTo("error");
         assertThat(((Map<?, ?>) chunks.get(0).get("error")).get("type")).isEqualTo("worker_failed");
         web.get().uri("/v1/requests/s-1").exchange().expectStatus().isOk().expectBody()
-                .jsonPath("$.outcome").isEqualTo("FAILED");
+                .jsonPath("$.outcome").isEqualTo("failed").jsonPath("$.error_type").isEqualTo("worker_failed")
+                .jsonPath("$.request_id").isEqualTo("s-1");
         loop.askRequests(r -> r.abort("s-1", io.mstar.conductor.lifecycle.AbortReason.ADMIN)).block();
     }
 

@@ -251,4 +251,72 @@ class CounterRequestLifecycleTests {
         h.awaitSent(NewRequest.class, 3, s -> ((NewRequest) s.body()).requestId().equals("d"));
         assertThat(h.loop.askRequests(r -> r.view("d").state()).block()).isEqualTo(RequestState.RUNNING);
     }
+
+    @Test
+    void aDeadlineAbortsTheRequestAndOutputsArrivingWhileDrainingAreAcknowledgedUnread() {
+        List<Chunk> chunks = new CopyOnWriteArrayList<>();
+        Submission base = ConductorHarness.counterRequest("r-5", 5, Map.of(), 4);
+        h.submit(new Submission(base.requestId(), base.model(), base.inputs(), base.maxTokens(), null, Map.of(), 42L,
+                Duration.ofMillis(200)), chunks);
+        h.awaitSent(NewRequest.class, 3, s -> true);
+        assertThat(((NewRequest) h.sentOf(NewRequest.class, s -> true).get(0).body()).requestInfo().randomSeed()).isEqualTo(42L);
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> chunks.size() == 1);
+        assertThat(chunks.get(0).type()).isEqualTo(Chunk.ABORTED);
+        assertThat(chunks.get(0).reason()).isEqualTo("deadline");
+        assertThat(chunks.get(0).error().type()).isEqualTo(ErrorType.DEADLINE_EXCEEDED.value());
+
+        io.mstar.wire.ResultTensors late = h.result("r-5", "worker-1", "token", 1, 0, 9);
+        h.deliver(W1, late);
+        h.awaitSent(TensorReceived.class, 1, s -> true);
+        assertThat(((TensorReceived) h.sentOf(TensorReceived.class, s -> true).get(0).body()).successfulTensors())
+                .containsExactly(Map.entry(late.graphEdge().tensorInfo().get(0).uuid(), 1));
+        assertThat(chunks).hasSize(1);
+        h.deliver(W0, new ReadsDone("r-5", "worker-0"));
+        h.deliver(W1, new ReadsDone("r-5", "worker-1"));
+        h.awaitSent(RemoveRequest.class, 2, s -> true);
+        assertThat(h.registry.get(RequestMeters.CANCELLATIONS).tag("reason", "deadline").counter().count()).isEqualTo(1.0);
+        assertThat(h.liveInputs()).isZero();
+    }
+
+    @Test
+    void aSilentWorkerIsLostAndItsRequestsFailWithWorkerLost() throws Exception {
+        h.close();
+        h = new ConductorHarness(io.mstar.deployment.DeploymentConfig.loadDefault(), Duration.ofMillis(400), Duration.ofSeconds(30));
+        h.setUpWorkers();
+        List<Chunk> chunks = new CopyOnWriteArrayList<>();
+        h.submit(ConductorHarness.counterRequest("r-6", 5, Map.of(), 4), chunks);
+        h.awaitSent(NewRequest.class, 3, s -> true);
+        // worker-0 keeps its heartbeat, worker-1 goes silent
+        long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (chunks.isEmpty() && System.nanoTime() < until) {
+            h.deliver(W0, new io.mstar.wire.SetupDone("worker-0"));
+            Thread.sleep(100);
+        }
+        assertThat(chunks).singleElement().satisfies(c -> {
+            assertThat(c.type()).isEqualTo(Chunk.ERROR);
+            assertThat(c.error().type()).isEqualTo(ErrorType.WORKER_LOST.value());
+            assertThat(c.error().detail()).contains("worker-1");
+        });
+        h.deliver(W0, new ReadsDone("r-6", "worker-0"));
+        h.awaitSent(RemoveRequest.class, 2, s -> true);
+        assertThat(h.liveInputs()).isZero();
+        assertThat(h.registry.get(RequestMeters.REQUESTS).tag("error_type", "worker_lost").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void transitionOverheadIsMeasuredPerWalk() {
+        h.submit(ConductorHarness.counterRequest("r-7", 5, Map.of(), 4), new CopyOnWriteArrayList<>());
+        h.awaitSent(NewRequest.class, 3, s -> true);
+        h.deliver(W0, new WorkerGraphsDone("r-7", List.of(h.wg("prefill", "embed")), true));
+        // a duplicate from the same worker does not complete the pass
+        h.deliver(W0, new WorkerGraphsDone("r-7", List.of(h.wg("prefill", "embed")), true));
+        assertThat(h.loop.askRequests(r -> r.view("r-7").state()).block()).isEqualTo(RequestState.RUNNING);
+        assertThat(h.sentOf(InputSignals.class, s -> true)).isEmpty();
+        h.deliver(W1, WorkerGraphsDone.builder("r-7", List.of(h.wg("prefill", "count")), true)
+                .persistSignals(Map.of("state", List.of(h.workerTensor("worker-1", 9)))).build());
+        h.awaitSent(InputSignals.class, 1, s -> true);
+        assertThat(h.registry.get(RequestMeters.TRANSITION_OVERHEAD).tag("walk", "decode").timer().count()).isEqualTo(1);
+        h.loop.askRequests(r -> r.abort("r-7", AbortReason.ADMIN)).block();
+    }
 }

@@ -54,9 +54,12 @@ import io.mstar.wire.WorkerGraphsDone;
  * outputs as JSON integer arrays, and the conductor's input tensors are freed once the request is removed.
  */
 @Tag("kafka")
+// The same properties as PublicApiTests, so both share one cached context and broker.
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}", "mstar.conductor.data.port=0"})
-@AutoConfigureWebTestClient(timeout = "20s")
+        "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}", "mstar.conductor.data.port=0",
+        "mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=64B",
+        "mstar.conductor.admin.token=0123456789abcdef-test-token"})
+@AutoConfigureWebTestClient
 @EmbeddedKafka(partitions = 1)
 class CounterOverHttpTests {
 

@@ -47,6 +47,8 @@ class PublicApiTests {
     WebTestClient web;
     @Autowired
     LifecycleLoop loop;
+    @org.springframework.boot.test.web.server.LocalServerPort
+    int port;
 
     @BeforeEach
     void workersUp() {
@@ -141,6 +143,21 @@ class PublicApiTests {
         web.post().uri("/admin/requests/abort-all").header("Authorization", "Bearer " + TOKEN).exchange()
                 .expectStatus().isAccepted().expectBody().jsonPath("$.aborted").isNumber();
         assertThat(loop.askRequests(RequestLifecycle::liveInputTensors).block()).isNotNegative();
+    }
+
+    @Test
+    void aClientThatDisconnectsFromItsStreamAbortsTheRequest() {
+        reactor.core.Disposable subscription = org.springframework.web.reactive.function.client.WebClient
+                .create("http://localhost:" + port).post().uri("/v1/requests").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"model\":\"counter\",\"request_id\":\"d-1\",\"stream\":true,\"inputs\":{\"tokens\":{\"tokens\":[1]}}}")
+                .retrieve().bodyToFlux(String.class).subscribe();
+        await().atMost(Duration.ofSeconds(5)).until(() -> loop.askRequests(r -> r.view("d-1")).blockOptional()
+                .map(v -> v.state() == io.mstar.conductor.lifecycle.RequestState.RUNNING).orElse(false));
+
+        subscription.dispose();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> "client_disconnect".equals(
+                loop.askRequests(r -> r.view("d-1").abortReason()).block()));
     }
 
     private WebTestClient.ResponseSpec post(String json) {

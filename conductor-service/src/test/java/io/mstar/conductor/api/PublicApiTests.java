@@ -136,6 +136,17 @@ class PublicApiTests {
                 .expectStatus().isForbidden().expectBody().jsonPath("$.error_type").isEqualTo("forbidden");
         web.get().uri("/admin/workers").header("Authorization", "Bearer " + TOKEN).exchange().expectStatus().isOk()
                 .expectBody().jsonPath("$.workers.worker-0.state").isEqualTo("ready");
+        loop.askRequests(r -> r.submit(new io.mstar.conductor.lifecycle.Submission("adm-1", "counter", Map.of("tokens",
+                new io.mstar.conductor.lifecycle.Submission.InputTensor("int32", List.of(1L), new byte[4])), 1, null,
+                Map.of(), null, null))).block(Duration.ofSeconds(5));
+        web.get().uri("/admin/requests?state=running").header("Authorization", "Bearer " + TOKEN).exchange()
+                .expectStatus().isOk().expectBody().jsonPath("$.requests[?(@.request_id == 'adm-1')].state")
+                .isEqualTo("running");
+        web.post().uri("/admin/requests/adm-1/abort").header("Authorization", "Bearer " + TOKEN).exchange()
+                .expectStatus().isAccepted();
+        web.get().uri("/admin/requests?state=draining").header("Authorization", "Bearer " + TOKEN).exchange()
+                .expectStatus().isOk().expectBody().jsonPath("$.requests[?(@.request_id == 'adm-1')].abort_reason")
+                .isEqualTo("admin");
         web.post().uri("/admin/requests/nope/abort").header("Authorization", "Bearer " + TOKEN).exchange()
                 .expectStatus().isNotFound();
         web.get().uri("/admin/requests?state=bogus").header("Authorization", "Bearer " + TOKEN).exchange()

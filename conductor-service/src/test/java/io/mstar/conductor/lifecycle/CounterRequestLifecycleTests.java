@@ -74,6 +74,15 @@ class CounterRequestLifecycleTests {
                     assertThat(n.partitionWorkerGraphIds()).containsExactly(chunk);
                 });
         assertThat(h.liveInputs()).isEqualTo(1);
+        // the conductor serves its input tensor: a worker reading the descriptor gets the client's tokens
+        TensorPointerInfo tokens = w0Default.initialInputs().get(0).tensorInfo().get(0);
+        java.nio.ByteBuffer read = java.nio.ByteBuffer.allocate((int) tokens.nbytes());
+        h.reader.read("peer-read", tokens, read).join();
+        read.order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThat(List.of(read.getInt(0), read.getInt(4), read.getInt(8))).containsExactly(1, 2, 3);
+        assertThat(tokens.dtype()).isEqualTo("int32");
+        assertThat(io.mstar.tensor.TensorUuids.isConductorUuid(tokens.uuid())).isTrue();
+        h.reader.forget("peer-read");
 
         // prefill: s0 = 2*6+3 = 15
         h.deliver(W1, h.result("r-1", "worker-1", "prefill_out", 0, 0, 15));

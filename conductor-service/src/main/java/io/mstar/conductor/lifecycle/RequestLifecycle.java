@@ -394,7 +394,10 @@ public final class RequestLifecycle {
                 return;
             }
             CurrentForwardPassInfo info = passInfo(request, run);
-            for (String worker : workersOfWalk(request, next.walk())) {
+            // Only workers with inputs get InputSignals: the others learn the walk from their peers' edges. A walk
+            // given no inputs at all is announced to each of its workers, so its pass can start.
+            Set<String> targets = shares.isEmpty() ? workersOfWalk(request, next.walk()) : shares.keySet();
+            for (String worker : targets) {
                 outbox.send(EntityId.parse(worker), new InputSignals(request.id(),
                         shares.getOrDefault(worker, List.of()), info, run.name, null));
             }
@@ -726,7 +729,15 @@ public final class RequestLifecycle {
     public int shutdown() {
         checkOwner();
         shuttingDown = true;
-        return abortAll(AbortReason.SHUTDOWN);
+        int aborted = abortAll(AbortReason.SHUTDOWN);
+        // No drain wait at shutdown: the loop is about to stop and would never see the ReadsDone.
+        for (ActiveRequest request : new ArrayList<>(requests.values())) {
+            if (request.state == RequestState.DRAINING) {
+                request.awaitingReadsDone.clear();
+                remove(request);
+            }
+        }
+        return aborted;
     }
 
     // ---- queries ----

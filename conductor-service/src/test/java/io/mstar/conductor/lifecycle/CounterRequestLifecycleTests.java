@@ -328,4 +328,20 @@ class CounterRequestLifecycleTests {
         assertThat(h.registry.get(RequestMeters.TRANSITION_OVERHEAD).tag("walk", "decode").timer().count()).isEqualTo(1);
         h.loop.askRequests(r -> r.abort("r-7", AbortReason.ADMIN)).block();
     }
+
+    @Test
+    void stoppingTheLoopAbortsLiveRequestsRemovesThemAndFreesTheirInputs() {
+        List<Chunk> chunks = new CopyOnWriteArrayList<>();
+        h.submit(ConductorHarness.counterRequest("r-8", 5, Map.of(), 4), chunks);
+        h.awaitSent(NewRequest.class, 3, s -> true);
+        assertThat(h.conductorServed.live()).isEqualTo(1);
+
+        h.loop.stop();
+
+        assertThat(chunks).singleElement().satisfies(c -> assertThat(c.reason()).isEqualTo("shutdown"));
+        assertThat(h.sentOf(DrainRequest.class, s -> true)).hasSize(2);
+        assertThat(h.sentOf(RemoveRequest.class, s -> true)).hasSize(2);
+        assertThat(h.conductorServed.live()).isZero();
+        assertThat(h.conductorDevice.stats().bytesInUse()).isZero();
+    }
 }

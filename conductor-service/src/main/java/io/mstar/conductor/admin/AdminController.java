@@ -20,6 +20,7 @@ import io.mstar.conductor.error.ConductorException;
 import io.mstar.conductor.error.ErrorType;
 import io.mstar.conductor.lifecycle.AbortReason;
 import io.mstar.conductor.lifecycle.LifecycleLoop;
+import io.mstar.conductor.lifecycle.RequestLifecycle;
 import io.mstar.conductor.lifecycle.RequestState;
 import io.mstar.conductor.lifecycle.RequestView;
 import reactor.core.publisher.Mono;
@@ -76,12 +77,15 @@ class AdminController {
     @GetMapping("/admin/workers")
     Mono<Map<String, Object>> workers() {
         audit.info("admin list of workers");
-        return loop.ask(registry -> registry.snapshot(System.nanoTime())).map(snapshot -> {
+        return loop.askRequests(RequestLifecycle::requestsPerWorker).zipWith(
+                loop.ask(registry -> registry.snapshot(System.nanoTime()))).map(both -> {
+            Map<String, Integer> load = both.getT1();
             Map<String, Object> workers = new LinkedHashMap<>();
-            snapshot.workers().forEach((id, view) -> workers.put(id.value(), Map.of(
+            both.getT2().workers().forEach((id, view) -> workers.put(id.value(), Map.of(
                     "state", view.state().name().toLowerCase(Locale.ROOT),
                     "incarnation", view.incarnation() == null ? "" : view.incarnation().toString(),
-                    "silent_for_ms", view.silentFor() == null ? -1 : view.silentFor().toMillis())));
+                    "silent_for_ms", view.silentFor() == null ? -1 : view.silentFor().toMillis(),
+                    "requests", load.getOrDefault(id.value(), 0))));
             return Map.of("workers", workers);
         });
     }

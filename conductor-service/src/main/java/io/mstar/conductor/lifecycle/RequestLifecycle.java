@@ -758,6 +758,18 @@ public final class RequestLifecycle {
                 .sorted((a, b) -> Long.compare(a.submittedNanos, b.submittedNanos)).map(ActiveRequest::view).toList();
     }
 
+    /** Live (admitted, not removed) requests placed on each worker: the admin API's load figure. */
+    public Map<String, Integer> requestsPerWorker() {
+        checkOwner();
+        Map<String, Integer> load = new TreeMap<>();
+        for (ActiveRequest request : requests.values()) {
+            for (String worker : request.workers()) {
+                load.merge(worker, 1, Integer::sum);
+            }
+        }
+        return load;
+    }
+
     /** Requests live on the conductor (not removed). */
     public int liveRequests() {
         checkOwner();

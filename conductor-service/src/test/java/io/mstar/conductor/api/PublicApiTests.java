@@ -142,6 +142,8 @@ class PublicApiTests {
         web.get().uri("/admin/requests?state=running").header("Authorization", "Bearer " + TOKEN).exchange()
                 .expectStatus().isOk().expectBody().jsonPath("$.requests[?(@.request_id == 'adm-1')].state")
                 .isEqualTo("running");
+        web.get().uri("/admin/workers").header("Authorization", "Bearer " + TOKEN).exchange().expectStatus().isOk()
+                .expectBody().jsonPath("$.workers.worker-1.requests").value(n -> assertThat((Integer) n).isPositive());
         web.post().uri("/admin/requests/adm-1/abort").header("Authorization", "Bearer " + TOKEN).exchange()
                 .expectStatus().isAccepted();
         web.get().uri("/admin/requests?state=draining").header("Authorization", "Bearer " + TOKEN).exchange()

@@ -44,7 +44,7 @@ import io.mstar.wire.WireCodec;
 @Tag("kafka")
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}",
-        "mstar.conductor.worker-loss-timeout=2s"})
+        "mstar.conductor.worker-loss-timeout=2s", "mstar.conductor.data.port=0"})
 @AutoConfigureWebTestClient
 @EmbeddedKafka(partitions = 1)
 class ConductorControlPlaneTests {

@@ -12,13 +12,21 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     {@code SetupDone} every {@code mstar.worker.setup-done-interval} (2s), so the default tolerates two
  *     missed heartbeats; shorter fails requests sooner on a real loss but risks declaring a worker lost
  *     during a long GC pause or a broker leader election.
+ * @param drainTimeout how long an ended request waits for {@code ReadsDone} from its workers (and for the
+ *     conductor's own output reads) before {@code RemoveRequest} is sent anyway (default 10s; counted in
+ *     {@code mstar_conductor_drain_timeouts_total}). Shorter frees worker memory sooner after a stuck read; too
+ *     short removes tensors a peer is still reading, which that peer then sees as a failed read.
  */
 @ConfigurationProperties("mstar.conductor")
-public record ConductorProperties(@DefaultValue("6s") Duration workerLossTimeout) {
+public record ConductorProperties(@DefaultValue("6s") Duration workerLossTimeout,
+        @DefaultValue("10s") Duration drainTimeout) {
 
     public ConductorProperties {
         if (workerLossTimeout.isNegative() || workerLossTimeout.isZero()) {
             throw new IllegalArgumentException("mstar.conductor.worker-loss-timeout must be positive, was " + workerLossTimeout);
+        }
+        if (drainTimeout.isNegative() || drainTimeout.isZero()) {
+            throw new IllegalArgumentException("mstar.conductor.drain-timeout must be positive, was " + drainTimeout);
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.mstar.conductor.lifecycle;
 
+import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 
@@ -7,6 +8,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.mstar.conductor.model.ConductorPolicies;
+import io.mstar.conductor.tensors.ConductorTensors;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.EntityId;
 
@@ -19,10 +22,23 @@ class LifecycleConfiguration {
         return new WorkerRegistryMeters(registry, configuredWorkers(config));
     }
 
+    @Bean(destroyMethod = "close")
+    RequestMeters requestMeters(MeterRegistry registry) {
+        return new RequestMeters(registry);
+    }
+
     @Bean
-    LifecycleLoop lifecycleLoop(DeploymentConfig config, ConductorProperties properties, WorkerRegistryMeters meters) {
+    ConductorPolicies conductorPolicies() {
+        return ConductorPolicies.builtIn();
+    }
+
+    @Bean
+    LifecycleLoop lifecycleLoop(DeploymentConfig config, ConductorProperties properties, WorkerRegistryMeters meters,
+            RequestMeters requestMeters, ConductorPolicies policies, WorkerOutbox outbox, ConductorTensors tensors) {
+        RequestLifecycle requests = new RequestLifecycle(config, policies, outbox, tensors, requestMeters,
+                properties.drainTimeout(), Clock.systemUTC());
         LifecycleLoop loop = new LifecycleLoop(
-                new WorkerRegistry(configuredWorkers(config), properties.workerLossTimeout(), meters));
+                new WorkerRegistry(configuredWorkers(config), properties.workerLossTimeout(), meters), requests);
         meters.bindStates(() -> {
             WorkerRegistry.Snapshot snapshot = loop.snapshot();
             return snapshot == null ? Map.of() : snapshot.states();

@@ -18,8 +18,7 @@ import io.mstar.messaging.Incarnation;
  * runs on the owner thread; other threads read {@link Snapshot}s the loop publishes.
  *
  * <p>Heard-from times are {@code System.nanoTime()} values passed in by the loop, so tests drive time.
- * A restart ({@link WorkerEvent#RESTARTED}) is noted (log, counter); failing the requests the worker held
- * arrives with the request lifecycle.
+ * A restart ({@link WorkerEvent#RESTARTED}) is noted (log, counter); the loop fails the requests the worker held.
  */
 public final class WorkerRegistry {
 
@@ -108,18 +107,24 @@ public final class WorkerRegistry {
         return event;
     }
 
-    /** Declares LOST every READY worker silent for longer than the loss timeout at {@code nowNanos}. */
-    public void expire(long nowNanos) {
+    /**
+     * Declares LOST every READY worker silent for longer than the loss timeout at {@code nowNanos}; returns those
+     * just declared lost.
+     */
+    public java.util.List<EntityId> expire(long nowNanos) {
         checkOwner();
+        java.util.List<EntityId> lost = new java.util.ArrayList<>();
         for (Map.Entry<EntityId, Entry> e : workers.entrySet()) {
             Entry entry = e.getValue();
             if (entry.state == WorkerLifecycle.READY && nowNanos - entry.lastHeardNanos > lossTimeout.toNanos()) {
                 entry.state = entry.state.next(WorkerEvent.TIMED_OUT);
                 meters.lost(e.getKey());
+                lost.add(e.getKey());
                 log.warn("{} lost: nothing heard for {} ms (timeout {})", e.getKey(),
                         Duration.ofNanos(nowNanos - entry.lastHeardNanos).toMillis(), lossTimeout);
             }
         }
+        return lost;
     }
 
     public WorkerLifecycle state(EntityId worker) {

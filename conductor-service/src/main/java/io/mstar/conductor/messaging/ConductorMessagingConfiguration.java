@@ -29,6 +29,7 @@ import org.springframework.util.backoff.FixedBackOff;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.conductor.lifecycle.LifecycleLoop;
+import io.mstar.conductor.lifecycle.WorkerOutbox;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.ControlClientSettings;
 import io.mstar.messaging.ControlHeaders;
@@ -45,6 +46,7 @@ import io.mstar.messaging.Topics;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.ConductorMessageType;
 import io.mstar.wire.WireCodec;
+import io.mstar.wire.WorkerMessage;
 import io.mstar.wire.WorkerMessageType;
 
 /**
@@ -116,6 +118,16 @@ class ConductorMessagingConfiguration {
             ControlIdentity identity, ControlPlaneMeters meters) {
         // The factory's shared producer: the factory closes it when the context closes.
         return new ControlPlaneSender(producerFactory.createProducer(), codec, topics, identity, meters);
+    }
+
+    /** The lifecycle's outbox: a failed send is logged; the request's deadline or drain timeout turns it into an error. */
+    @Bean
+    WorkerOutbox workerOutbox(ControlPlaneSender sender) {
+        return (worker, body) -> sender.sendToWorker(worker, WorkerMessage.of(body)).whenComplete((metadata, error) -> {
+            if (error != null) {
+                log.warn("sending {} to {} failed: {}", WorkerMessage.of(body).messageType().value(), worker, error.toString());
+            }
+        });
     }
 
     @Bean

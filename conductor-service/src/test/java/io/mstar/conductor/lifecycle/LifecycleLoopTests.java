@@ -10,7 +10,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mstar.deployment.ConfigDigest;
 import io.mstar.messaging.ControlHeaders;
 import io.mstar.messaging.EntityId;
@@ -23,18 +22,20 @@ import io.mstar.wire.SetupDone;
 class LifecycleLoopTests {
 
     private static final EntityId W0 = EntityId.worker(0);
+    private ConductorHarness harness;
     private LifecycleLoop loop;
 
     @BeforeEach
-    void start() {
-        WorkerRegistryMeters meters = new WorkerRegistryMeters(new SimpleMeterRegistry(), List.of(W0));
-        loop = new LifecycleLoop(new WorkerRegistry(List.of(W0), Duration.ofMillis(300), meters));
-        loop.start();
+    void start() throws Exception {
+        harness = new ConductorHarness(io.mstar.deployment.DeploymentConfig.parse(
+                "models:\n  - name: counter\n    node_groups:\n      - node_names: [embed, offset, detok, count, step]\n"
+                        + "        workers: [0]\n", "test"), Duration.ofMillis(300), Duration.ofSeconds(5));
+        loop = harness.loop;
     }
 
     @AfterEach
     void stop() {
-        loop.stop();
+        harness.close();
     }
 
     @Test

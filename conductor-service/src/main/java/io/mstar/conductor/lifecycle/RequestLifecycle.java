@@ -1,0 +1,800 @@
+package io.mstar.conductor.lifecycle;
+
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.mstar.conductor.error.ConductorException;
+import io.mstar.conductor.error.ErrorType;
+import io.mstar.conductor.model.ConductorPolicies;
+import io.mstar.conductor.model.ConductorPolicy;
+import io.mstar.conductor.model.PassResult;
+import io.mstar.conductor.model.PolicyRequest;
+import io.mstar.conductor.model.Step;
+import io.mstar.conductor.model.Transition;
+import io.mstar.conductor.output.Chunk;
+import io.mstar.conductor.output.TensorRendering;
+import io.mstar.conductor.tensors.ConductorTensors;
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.deployment.ModelConfig;
+import io.mstar.graph.GraphEdge;
+import io.mstar.graph.GraphNode;
+import io.mstar.graph.GraphWalk;
+import io.mstar.graph.NameAndDestination;
+import io.mstar.graph.TensorPointerInfo;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.graph.WorkerGraphSplit;
+import io.mstar.messaging.EntityId;
+import io.mstar.model.ModelGraphs;
+import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.request.MultiSamplingConfig;
+import io.mstar.wire.DrainRequest;
+import io.mstar.wire.FailRequests;
+import io.mstar.wire.InputSignals;
+import io.mstar.wire.NewRequest;
+import io.mstar.wire.ReadsDone;
+import io.mstar.wire.RemoveRequest;
+import io.mstar.wire.ResultTensors;
+import io.mstar.wire.TensorReceived;
+import io.mstar.wire.UnpersistTensors;
+import io.mstar.wire.WorkerGraphsDone;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
+
+/**
+ * Every request's life on the conductor (ARCHITECTURE §5, §7; docs/request-flow.md): admission, inputs, walks,
+ * outputs, teardown. Owned by the lifecycle loop: every method runs there (checked), so the state needs no locks;
+ * other threads reach it through {@link LifecycleLoop} and read the {@link #published()} counts.
+ *
+ * <p>Each request moves only through {@link #move}, which applies {@link RequestState#next} and updates the
+ * metrics at the edges. Read completions arrive on transport threads and come back through the {@code toLoop}
+ * executor given at {@link #bindOwner}.
+ */
+public final class RequestLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(RequestLifecycle.class);
+
+    /** Removed requests remembered for status queries and for recognising late messages. */
+    static final int TOMBSTONES = 10_000;
+
+    /** Counts other threads may read. */
+    public record Published(int inFlight, int queued) {
+    }
+
+    /** What a submission gets back: its id and its output stream (one subscriber). */
+    public record Admission(String requestId, Flux<Chunk> chunks) {
+    }
+
+    private final DeploymentConfig config;
+    private final ConductorPolicies policies;
+    private final Map<String, ModelTopology> models = new LinkedHashMap<>();
+    private final WorkerOutbox outbox;
+    private final ConductorTensors tensors;
+    private final RequestMeters meters;
+    private final Duration drainTimeout;
+    private final Clock clock;
+    private final Map<String, ActiveRequest> requests = new HashMap<>();
+    private final ArrayDeque<String> queue = new ArrayDeque<>();
+    private final LinkedHashMap<String, RequestView> removed = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, RequestView> eldest) {
+            return size() > TOMBSTONES;
+        }
+    };
+    private Predicate<EntityId> workerReady = w -> false;
+    private Consumer<Runnable> toLoop;
+    private Thread owner;
+    private boolean shuttingDown;
+    private int active;
+    private volatile Published published = new Published(0, 0);
+
+    public RequestLifecycle(DeploymentConfig config, ConductorPolicies policies, WorkerOutbox outbox,
+            ConductorTensors tensors, RequestMeters meters, Duration drainTimeout, Clock clock) {
+        this.config = config;
+        this.policies = policies;
+        this.outbox = outbox;
+        this.tensors = tensors;
+        this.meters = meters;
+        this.drainTimeout = drainTimeout;
+        this.clock = clock;
+        List<String> names = config.models().stream().map(ModelConfig::name).toList();
+        var graphs = ModelGraphs.of(names);
+        List<WorkerGraph> split = WorkerGraphSplit.split(config, graphs);
+        for (ModelConfig model : config.models()) {
+            models.put(model.name(), new ModelTopology(model, graphs.get(model.name()), split));
+        }
+        meters.bindGauges(() -> published.inFlight(), () -> published.queued());
+    }
+
+    /**
+     * Binds the owner thread, how to get back onto it, and which workers may take new requests. Called once by the
+     * loop as it starts.
+     */
+    public void bindOwner(Consumer<Runnable> toLoop, Predicate<EntityId> workerReady) {
+        this.owner = Thread.currentThread();
+        this.toLoop = toLoop;
+        this.workerReady = workerReady;
+    }
+
+    public Published published() {
+        return published;
+    }
+
+    /** Models served: configured and with a policy. */
+    public List<String> models() {
+        return models.keySet().stream().filter(m -> policies.of(m).isPresent()).toList();
+    }
+
+    // ---- admission ----
+
+    /**
+     * Takes a client request: admits it when fewer than {@code max_concurrent_requests} are active, else queues it;
+     * a full queue, an unknown model, a live duplicate id or bad inputs throw {@link ConductorException} and leave
+     * nothing behind.
+     */
+    public Admission submit(Submission submission) {
+        checkOwner();
+        String id = submission.requestId();
+        if (shuttingDown) {
+            throw new ConductorException(ErrorType.SHUTTING_DOWN, "the conductor is shutting down");
+        }
+        ModelTopology topology = models.get(submission.model());
+        ConductorPolicy policy = policies.of(submission.model()).orElse(null);
+        if (topology == null || policy == null) {
+            throw new ConductorException(ErrorType.UNKNOWN_MODEL, "model '" + submission.model() + "' is not served; "
+                    + "served: " + models());
+        }
+        if (requests.containsKey(id)) {
+            throw new ConductorException(ErrorType.DUPLICATE_REQUEST_ID, "request '" + id + "' is still live");
+        }
+        if (!submission.inputs().keySet().equals(policy.inputDtypes().keySet())) {
+            throw new ConductorException(ErrorType.INVALID_INPUT, "model '" + submission.model() + "' takes inputs "
+                    + new TreeSet<>(policy.inputDtypes().keySet()) + ", got " + new TreeSet<>(submission.inputs().keySet()));
+        }
+        submission.inputs().forEach((name, tensor) -> {
+            String want = policy.inputDtypes().get(name);
+            if (!want.equals(tensor.dtype())) {
+                throw new ConductorException(ErrorType.INVALID_INPUT, "input '" + name + "' must be " + want
+                        + ", was " + tensor.dtype());
+            }
+        });
+        boolean admitNow = active < config.maxConcurrentRequests() && queue.isEmpty();
+        if (!admitNow && queue.size() >= config.maxQueuedRequests()) {
+            throw new ConductorException(ErrorType.QUEUE_FULL, "queue full (" + config.maxQueuedRequests() + " waiting)");
+        }
+        if (admitNow && !topology.placeable(workerReady)) {
+            throw new ConductorException(ErrorType.NO_READY_WORKERS, "no ready instance for every node group of model '"
+                    + submission.model() + "'");
+        }
+        long now = System.nanoTime();
+        Duration timeout = submission.deadline() != null ? submission.deadline() : config.requestTimeout();
+        long seed = submission.seed() != null ? submission.seed() : seedOf(id);
+        ActiveRequest request = new ActiveRequest(submission, topology, policy,
+                Sinks.many().unicast().onBackpressureBuffer(), seed, now, clock.instant(), now + timeout.toNanos());
+        Map<String, List<TensorPointerInfo>> inputs = new TreeMap<>();
+        try {
+            submission.inputs().forEach((name, tensor) -> inputs.put(name,
+                    List.of(tensors.storeInput(id, tensor.dtype(), tensor.dims(), tensor.data()))));
+            request.policyRequest = new PolicyRequest(id, submission.maxTokens(), submission.modelKwargs(), inputs);
+            policy.validate(request.policyRequest);
+        } catch (RuntimeException e) {
+            tensors.removeRequest(id);
+            throw e;
+        }
+        requests.put(id, request);
+        removed.remove(id);
+        if (admitNow) {
+            admit(request);
+        } else {
+            queue.addLast(id);
+            log.debug("request {} queued ({} waiting)", id, queue.size());
+        }
+        publish();
+        return new Admission(id, request.sink.asFlux());
+    }
+
+    /** The seed of a request without an explicit one: a pure function of its id (a pinned id reproduces). */
+    static long seedOf(String requestId) {
+        long h = 1125899906842597L;
+        for (int i = 0; i < requestId.length(); i++) {
+            h = 31 * h + requestId.charAt(i);
+        }
+        return h & Long.MAX_VALUE;
+    }
+
+    private void admit(ActiveRequest request) {
+        Map<Integer, List<String>> placement = request.topology.place(workerReady);
+        move(request, RequestEvent.ADMIT);
+        active++;
+        meters.queued(request.submission.model(), Duration.ofNanos(System.nanoTime() - request.submittedNanos));
+        if (placement == null) {
+            fail(request, ErrorType.NO_READY_WORKERS, "no ready instance for every node group when admitted");
+            return;
+        }
+        request.placement = placement;
+        try {
+            for (String partition : request.topology.graph().partitions().keySet()) {
+                Step first = request.policy.initial(partition, request.policyRequest);
+                ActiveRequest.PartitionRun run = new ActiveRequest.PartitionRun(partition, first);
+                request.partitions.put(partition, run);
+                Map<String, List<GraphEdge>> shares = route(request, first);
+                CurrentForwardPassInfo info = passInfo(request, run);
+                List<Integer> partitionWgs = request.topology.workerGraphIdsOfPartition(partition);
+                Set<String> partitionWorkers = new TreeSet<>();
+                for (int wg : partitionWgs) {
+                    partitionWorkers.addAll(placement.get(wg));
+                }
+                for (String worker : partitionWorkers) {
+                    outbox.send(EntityId.parse(worker), new NewRequest(request.id(), partitionWgs, placement,
+                            shares.getOrDefault(worker, List.of()), info));
+                }
+            }
+        } catch (ConductorException e) {
+            fail(request, e.type(), e.getMessage());
+        }
+    }
+
+    private void admitQueued() {
+        while (active < config.maxConcurrentRequests() && !queue.isEmpty()) {
+            ActiveRequest next = requests.get(queue.pollFirst());
+            if (next != null && next.state == RequestState.QUEUED) {
+                admit(next);
+            }
+        }
+        publish();
+    }
+
+    // ---- routing ----
+
+    /**
+     * Turns a step's inputs into edges per worker: one edge per (signal, consuming node of the walk), to every
+     * worker of that node's worker graph; each placement of a worker-held descriptor counts one hand-out.
+     */
+    private Map<String, List<GraphEdge>> route(ActiveRequest request, Step step) {
+        GraphWalk walk = request.topology.walk(step.walk());
+        List<WorkerGraph> wgs = request.topology.workerGraphsOfWalk(step.walk());
+        Map<String, List<GraphEdge>> byWorker = new TreeMap<>();
+        step.inputs().forEach((signal, descriptors) -> {
+            // A loop's carried signal (counter's state) is a loop-back pair, not an external input: its first value
+            // still comes from outside.
+            Set<String> consumerSet = new TreeSet<>();
+            walk.root().inputsOutputs().externalInputs().stream().filter(in -> in.name().equals(signal))
+                    .map(NameAndDestination::destination).forEach(consumerSet::add);
+            walk.root().inputsOutputs().loopBack().stream().filter(in -> in.name().equals(signal))
+                    .map(NameAndDestination::destination).forEach(consumerSet::add);
+            List<String> consumers = List.copyOf(consumerSet);
+            if (consumers.isEmpty()) {
+                throw new ConductorException(ErrorType.MODEL_ERROR, "walk " + step.walk() + " takes no input '" + signal + "'");
+            }
+            for (String node : consumers) {
+                WorkerGraph wg = wgs.stream().filter(g -> g.nodeNames().contains(node)).findFirst().orElseThrow(() ->
+                        new ConductorException(ErrorType.MODEL_ERROR, "no worker graph of walk " + step.walk() + " runs " + node));
+                for (String worker : request.placement.get(wg.id())) {
+                    byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(new GraphEdge(node, signal, descriptors));
+                    for (TensorPointerInfo d : descriptors) {
+                        if (!EntityId.CONDUCTOR.value().equals(d.sourceEntity())) {
+                            request.handOuts.merge(d.uuid(), 1, Integer::sum);
+                        }
+                    }
+                }
+            }
+        });
+        return byWorker;
+    }
+
+    private CurrentForwardPassInfo passInfo(ActiveRequest request, ActiveRequest.PartitionRun run) {
+        Map<String, MultiSamplingConfig> sampling = new TreeMap<>();
+        if (request.submission.sampling() != null) {
+            for (GraphWalk walk : request.topology.graph().walks()) {
+                for (GraphNode node : walk.root().nodes().values()) {
+                    sampling.put(node.name(), new MultiSamplingConfig(request.submission.sampling(), Map.of()));
+                }
+            }
+        }
+        // The seed advances by one per pass of the partition, so each pass samples differently and reproducibly.
+        return new CurrentForwardPassInfo(request.id(), run.step.walk(), false, run.passIndex,
+                request.baseSeed + run.passIndex, request.submission.maxTokens(), sampling, run.step.stepMetadata(),
+                null, run.name, null, run.step.dynamicLoopIterCounts());
+    }
+
+    /** The workers of the worker graphs of {@code walk} (all of the step's partition's current walk). */
+    private Set<String> workersOfWalk(ActiveRequest request, String walk) {
+        Set<String> workers = new TreeSet<>();
+        for (WorkerGraph wg : request.topology.workerGraphsOfWalk(walk)) {
+            workers.addAll(request.placement.get(wg.id()));
+        }
+        return workers;
+    }
+
+    // ---- passes ----
+
+    public void onWorkerGraphsDone(WorkerGraphsDone done, EntityId sender) {
+        checkOwner();
+        long arrivedNanos = System.nanoTime();
+        ActiveRequest request = requests.get(done.requestId());
+        if (request == null || request.state != RequestState.RUNNING) {
+            log.debug("WorkerGraphsDone for {} request {} from {} ignored", request == null ? "unknown" : request.state,
+                    done.requestId(), sender);
+            return;
+        }
+        ActiveRequest.PartitionRun run = request.partitions.get(done.partitionName());
+        if (run == null || run.done) {
+            log.debug("WorkerGraphsDone for {} partition {} of {} ignored", run == null ? "unknown" : "done",
+                    done.partitionName(), done.requestId());
+            return;
+        }
+        Set<Integer> walkWgs = new TreeSet<>();
+        request.topology.workerGraphsOfWalk(run.step.walk()).forEach(wg -> walkWgs.add(wg.id()));
+        boolean fresh = false;
+        for (int wg : done.workerGraphIds()) {
+            if (walkWgs.contains(wg) && request.placement.get(wg).contains(sender.value())) {
+                fresh |= run.reported.add(wg + "@" + sender.value());
+            }
+        }
+        if (!fresh) {
+            log.debug("duplicate or foreign WorkerGraphsDone {} from {} for {} ignored", done.workerGraphIds(), sender, done.requestId());
+            return;
+        }
+        done.persistSignals().forEach((signal, descriptors) -> {
+            List<TensorPointerInfo> acc = run.persisted.computeIfAbsent(signal, s -> new ArrayList<>());
+            for (TensorPointerInfo d : descriptors) {
+                if (acc.stream().noneMatch(x -> x.uuid() == d.uuid())) {
+                    acc.add(d);
+                }
+            }
+        });
+        if (done.isFirstTpRank()) {
+            done.newTokenCounts().forEach((signal, n) -> run.newTokenCounts.merge(signal, n, Integer::sum));
+        }
+        run.partitionDone |= done.partitionDone();
+        int expected = 0;
+        for (int wg : walkWgs) {
+            expected += request.placement.get(wg).size();
+        }
+        if (run.reported.size() < expected) {
+            return;
+        }
+        passDone(request, run, arrivedNanos);
+    }
+
+    private void passDone(ActiveRequest request, ActiveRequest.PartitionRun run, long arrivedNanos) {
+        int tokensThisPass = run.newTokenCounts.values().stream().mapToInt(Integer::intValue).sum();
+        run.tokensProduced += tokensThisPass;
+        PassResult result = new PassResult(run.name, run.step, run.passIndex, run.persisted, run.newTokenCounts,
+                run.tokensProduced, run.partitionDone);
+        Transition transition;
+        try {
+            transition = request.policy.next(result, request.policyRequest);
+        } catch (ConductorException e) {
+            fail(request, e.type(), e.getMessage());
+            return;
+        }
+        if (transition.kind() == Transition.Kind.NEXT) {
+            Step next = transition.next();
+            Map<String, List<GraphEdge>> shares;
+            try {
+                run.startPass(next);
+                shares = route(request, next);
+            } catch (ConductorException e) {
+                fail(request, e.type(), e.getMessage());
+                return;
+            }
+            CurrentForwardPassInfo info = passInfo(request, run);
+            // Only workers with inputs get InputSignals: the others learn the walk from their peers' edges. A walk
+            // given no inputs at all is announced to each of its workers, so its pass can start.
+            Set<String> targets = shares.isEmpty() ? workersOfWalk(request, next.walk()) : shares.keySet();
+            for (String worker : targets) {
+                outbox.send(EntityId.parse(worker), new InputSignals(request.id(),
+                        shares.getOrDefault(worker, List.of()), info, run.name, null));
+            }
+            meters.transition(request.submission.model(), next.walk(), Duration.ofNanos(System.nanoTime() - arrivedNanos));
+            unpersist(request, transition.unpersist());
+        } else if (transition.kind() == Transition.Kind.AWAIT_STREAM) {
+            run.startPass(run.step);
+        } else {
+            run.done = true;
+            unpersist(request, transition.unpersist());
+            producerDone(request, run);
+            maybeFinish(request);
+        }
+    }
+
+    /** Tells every partition fed by {@code producer}'s streaming edges that it is done. */
+    private void producerDone(ActiveRequest request, ActiveRequest.PartitionRun producer) {
+        Set<String> consumers = new TreeSet<>();
+        for (String walkName : request.topology.graph().partitions().get(producer.name)) {
+            for (GraphNode node : request.topology.walk(walkName).root().nodes().values()) {
+                for (GraphEdge edge : node.outputs()) {
+                    if (edge.isStreaming() && edge.targetPartition() != null && !edge.targetPartition().equals(producer.name)) {
+                        consumers.add(edge.targetPartition());
+                    }
+                }
+            }
+        }
+        for (String consumer : consumers) {
+            ActiveRequest.PartitionRun run = request.partitions.get(consumer);
+            if (run == null || run.done) {
+                continue;
+            }
+            CurrentForwardPassInfo info = passInfo(request, run);
+            for (String worker : workersOfWalk(request, run.step.walk())) {
+                outbox.send(EntityId.parse(worker), new InputSignals(request.id(), List.of(), info, consumer, Set.of(producer.name)));
+            }
+        }
+    }
+
+    /** {@code UnpersistTensors(uuid -> hand-out count)} to each producer; the conductor's own inputs wait for removal. */
+    private void unpersist(ActiveRequest request, List<TensorPointerInfo> descriptors) {
+        Map<String, Map<Long, Integer>> byProducer = new TreeMap<>();
+        for (TensorPointerInfo d : descriptors) {
+            if (EntityId.CONDUCTOR.value().equals(d.sourceEntity())) {
+                continue;
+            }
+            Integer handed = request.handOuts.remove(d.uuid());
+            byProducer.computeIfAbsent(d.sourceEntity(), p -> new TreeMap<>()).put(d.uuid(), handed == null ? 0 : handed);
+        }
+        byProducer.forEach((producer, counts) ->
+                outbox.send(EntityId.parse(producer), new UnpersistTensors(request.id(), counts)));
+    }
+
+    // ---- outputs ----
+
+    public void onResultTensors(ResultTensors result, EntityId sender) {
+        checkOwner();
+        ActiveRequest request = requests.get(result.requestId());
+        List<TensorPointerInfo> descriptors = result.graphEdge().tensorInfo();
+        if (request == null || request.state != RequestState.RUNNING) {
+            // Nobody will read these: acknowledge unread so the producer's counts still reach zero.
+            for (TensorPointerInfo d : descriptors) {
+                outbox.send(EntityId.parse(d.sourceEntity()), new TensorReceived(result.requestId(), Map.of(d.uuid(), 1), List.of()));
+            }
+            return;
+        }
+        ActiveRequest.PendingOutput output = new ActiveRequest.PendingOutput(result.graphEdge().name(), result.modality(),
+                result.loopIndices(), request.arrivals++, result.metadata(), descriptors);
+        List<ActiveRequest.PendingOutput> pending = request.pendingBySignal.computeIfAbsent(output.signal, s -> new ArrayList<>());
+        int at = 0;
+        while (at < pending.size() && ActiveRequest.LOOP_ORDER.compare(pending.get(at), output) <= 0) {
+            at++;
+        }
+        pending.add(at, output);
+        for (int i = 0; i < descriptors.size(); i++) {
+            startRead(request, output, i);
+        }
+        deliverReady(request, output.signal);
+    }
+
+    private void startRead(ActiveRequest request, ActiveRequest.PendingOutput output, int index) {
+        TensorPointerInfo d = output.tensors.get(index);
+        ByteBuffer destination = ByteBuffer.allocate(Math.toIntExact(d.nbytes()));
+        request.readsInFlight++;
+        String id = request.id();
+        tensors.read(id, d, destination).whenComplete((r, error) ->
+                toLoop.accept(() -> onReadDone(id, output, index, destination, error)));
+    }
+
+    private void onReadDone(String requestId, ActiveRequest.PendingOutput output, int index, ByteBuffer bytes, Throwable error) {
+        TensorPointerInfo d = output.tensors.get(index);
+        EntityId producer = EntityId.parse(d.sourceEntity());
+        ActiveRequest request = requests.get(requestId);
+        if (error == null) {
+            outbox.send(producer, new TensorReceived(requestId, Map.of(d.uuid(), 1), List.of()));
+        } else {
+            outbox.send(producer, new TensorReceived(requestId, Map.of(), List.of(d.uuid())));
+        }
+        if (request == null) {
+            return;
+        }
+        request.readsInFlight--;
+        if (request.state == RequestState.RUNNING) {
+            if (error != null) {
+                fail(request, ErrorType.OUTPUT_READ_FAILED, "reading output '" + output.signal + "' tensor " + d.uuid()
+                        + " from " + d.sourceEntity() + " failed: " + error);
+                return;
+            }
+            output.data.set(index, TensorRendering.render(d.dtype(), bytes));
+            output.readsLeft--;
+            deliverReady(request, output.signal);
+            maybeFinish(request);
+        } else if (request.state == RequestState.DRAINING) {
+            maybeRemove(request);
+        }
+    }
+
+    /** Delivers the signal's outputs from the head of its loop order while they are read. */
+    private void deliverReady(ActiveRequest request, String signal) {
+        List<ActiveRequest.PendingOutput> pending = request.pendingBySignal.get(signal);
+        while (!pending.isEmpty() && pending.get(0).readsLeft == 0) {
+            ActiveRequest.PendingOutput out = pending.remove(0);
+            Map<String, Object> metadata = new LinkedHashMap<>(out.metadata);
+            TensorPointerInfo first = out.tensors.isEmpty() ? null : out.tensors.get(0);
+            String dtype = first == null ? "" : first.dtype();
+            metadata.put("dtype", dtype);
+            metadata.put("shape", first == null ? List.of() : first.dims());
+            metadata.put("encoding", TensorRendering.encoding(dtype));
+            metadata.put("loop_indices", out.loopIndices.loopIndices());
+            metadata.put("fwd_pass_index", out.loopIndices.wgFwdPassIdx());
+            Object data = out.data.size() == 1 ? out.data.get(0) : out.data;
+            request.sink.tryEmitNext(Chunk.output(out.modality, out.signal, data, metadata));
+            long now = System.nanoTime();
+            if (request.chunksDelivered == 0) {
+                meters.firstChunk(request.submission.model(), Duration.ofNanos(now - request.submittedNanos));
+            } else {
+                meters.interChunk(request.submission.model(), Duration.ofNanos(now - request.lastChunkNanos));
+            }
+            request.lastChunkNanos = now;
+            request.chunksDelivered++;
+        }
+    }
+
+    private void maybeFinish(ActiveRequest request) {
+        if (request.state == RequestState.RUNNING && request.allPartitionsDone() && request.outputsSettled()) {
+            end(request, RequestEvent.FINISH, Outcome.COMPLETED, null, null, null);
+        }
+    }
+
+    // ---- endings ----
+
+    /** Aborts a request, wherever it is; idempotent. Returns false when the id is unknown. */
+    public boolean abort(String requestId, AbortReason reason) {
+        checkOwner();
+        ActiveRequest request = requests.get(requestId);
+        if (request == null) {
+            return removed.containsKey(requestId);
+        }
+        if (!request.state.ended()) {
+            meters.cancelled(reason);
+        }
+        end(request, RequestEvent.ABORT, Outcome.ABORTED, reason.errorType(), reason, "aborted: " + reason.value());
+        return true;
+    }
+
+    /** Aborts every live request; returns how many were not already ending. */
+    public int abortAll(AbortReason reason) {
+        checkOwner();
+        int n = 0;
+        // Queued first, so freed slots do not admit requests about to be aborted.
+        for (String id : new ArrayList<>(queue)) {
+            n += abortCounting(id, reason);
+        }
+        for (String id : new ArrayList<>(requests.keySet())) {
+            n += abortCounting(id, reason);
+        }
+        return n;
+    }
+
+    private int abortCounting(String id, AbortReason reason) {
+        ActiveRequest request = requests.get(id);
+        if (request == null || request.state.ended()) {
+            return 0;
+        }
+        abort(id, reason);
+        return 1;
+    }
+
+    public void onFailRequests(FailRequests failure, EntityId sender) {
+        checkOwner();
+        failure.errors().forEach((id, message) -> {
+            ActiveRequest request = requests.get(id);
+            if (request != null) {
+                fail(request, ErrorType.WORKER_FAILED, sender.value() + ": " + message);
+            }
+        });
+    }
+
+    /** A worker was lost or restarted: every request placed on it fails, and is torn down on the others. */
+    public void onWorkerGone(EntityId worker, ErrorType type, String why) {
+        checkOwner();
+        for (ActiveRequest request : new ArrayList<>(requests.values())) {
+            if (!request.workers().contains(worker.value())) {
+                continue;
+            }
+            // It will send no ReadsDone (it lost the request); the others still drain.
+            request.awaitingReadsDone.remove(worker.value());
+            if (request.state == RequestState.RUNNING) {
+                fail(request, type, worker.value() + " " + why);
+                request.awaitingReadsDone.remove(worker.value());
+            }
+            if (request.state == RequestState.DRAINING) {
+                maybeRemove(request);
+            }
+        }
+    }
+
+    private void fail(ActiveRequest request, ErrorType type, String detail) {
+        if (!request.state.ended()) {
+            log.warn("request {} failed: {} ({})", request.id(), type.value(), detail);
+        }
+        end(request, RequestEvent.FAIL, Outcome.FAILED, type, null, detail);
+    }
+
+    /**
+     * The one place a request ends: fixes the outcome (the first one wins), answers the client with the terminal
+     * chunk, and starts the teardown (queued: dropped at once; running: drained).
+     */
+    private void end(ActiveRequest request, RequestEvent event, Outcome outcome, ErrorType type, AbortReason reason,
+            String detail) {
+        RequestState before = request.state;
+        move(request, event);
+        if (before.ended()) {
+            return; // idempotent: the first outcome stays
+        }
+        request.outcome = outcome;
+        request.errorType = type;
+        request.abortReason = reason;
+        request.detail = detail;
+        request.endedNanos = System.nanoTime();
+        meters.ended(request.submission.model(), outcome, type == null ? null : type.value(),
+                Duration.ofNanos(request.endedNanos - request.submittedNanos));
+        Chunk terminal;
+        if (outcome == Outcome.COMPLETED) {
+            terminal = Chunk.done();
+        } else if (outcome == Outcome.FAILED) {
+            terminal = Chunk.error(new Chunk.ChunkError(type.value(), type.status(), detail));
+        } else {
+            terminal = Chunk.aborted(reason.value(), new Chunk.ChunkError(type.value(), type.status(), detail));
+        }
+        request.sink.tryEmitNext(terminal);
+        request.sink.tryEmitComplete();
+        if (before == RequestState.QUEUED) {
+            queue.remove(request.id());
+            release(request);
+            return;
+        }
+        // Outputs not yet delivered will never be: the conductor drains itself by waiting for its reads only.
+        request.pendingBySignal.clear();
+        request.awaitingReadsDone.addAll(request.workers());
+        for (String worker : request.workers()) {
+            outbox.send(EntityId.parse(worker), new DrainRequest(request.id()));
+        }
+        request.drainDeadlineNanos = System.nanoTime() + drainTimeout.toNanos();
+        maybeRemove(request);
+        admitQueued();
+    }
+
+    public void onReadsDone(ReadsDone done) {
+        checkOwner();
+        ActiveRequest request = requests.get(done.requestId());
+        if (request == null || request.state != RequestState.DRAINING) {
+            log.debug("ReadsDone from {} for {} request {} ignored", done.entityId(),
+                    request == null ? "unknown" : request.state, done.requestId());
+            return;
+        }
+        request.awaitingReadsDone.remove(done.entityId());
+        maybeRemove(request);
+    }
+
+    private void maybeRemove(ActiveRequest request) {
+        if (request.state == RequestState.DRAINING && request.awaitingReadsDone.isEmpty() && request.readsInFlight == 0) {
+            remove(request);
+        }
+    }
+
+    private void remove(ActiveRequest request) {
+        for (String worker : request.workers()) {
+            outbox.send(EntityId.parse(worker), new RemoveRequest(request.id()));
+        }
+        move(request, RequestEvent.DRAINED);
+        active--;
+        release(request);
+        if (request.outcome == Outcome.ABORTED) {
+            meters.abortReleased(Duration.ofNanos(System.nanoTime() - request.endedNanos));
+        }
+        admitQueued();
+    }
+
+    /** Frees what the conductor holds for the request and keeps a tombstone. */
+    private void release(ActiveRequest request) {
+        tensors.removeRequest(request.id());
+        tensors.forgetReads(request.id());
+        requests.remove(request.id());
+        removed.put(request.id(), request.view());
+        publish();
+    }
+
+    // ---- time ----
+
+    /** Deadlines and drain timeouts at {@code nowNanos}; called by the loop every tick. */
+    public void tick(long nowNanos) {
+        checkOwner();
+        for (ActiveRequest request : new ArrayList<>(requests.values())) {
+            if (!request.state.ended() && nowNanos - request.deadlineNanos > 0) {
+                abort(request.id(), AbortReason.DEADLINE);
+            }
+            if (request.state == RequestState.DRAINING && nowNanos - request.drainDeadlineNanos > 0) {
+                meters.drainTimedOut();
+                log.warn("request {} drain timed out after {}: no ReadsDone from {}, {} own reads in flight; removing",
+                        request.id(), drainTimeout, request.awaitingReadsDone, request.readsInFlight);
+                request.awaitingReadsDone.clear();
+                remove(request);
+            }
+        }
+    }
+
+    /** Refuses new requests and aborts every live one (shutdown). */
+    public int shutdown() {
+        checkOwner();
+        shuttingDown = true;
+        int aborted = abortAll(AbortReason.SHUTDOWN);
+        // No drain wait at shutdown: the loop is about to stop and would never see the ReadsDone.
+        for (ActiveRequest request : new ArrayList<>(requests.values())) {
+            if (request.state == RequestState.DRAINING) {
+                request.awaitingReadsDone.clear();
+                remove(request);
+            }
+        }
+        return aborted;
+    }
+
+    // ---- queries ----
+
+    public RequestView view(String requestId) {
+        checkOwner();
+        ActiveRequest request = requests.get(requestId);
+        return request != null ? request.view() : removed.get(requestId);
+    }
+
+    /** Live requests (and, for {@link RequestState#REMOVED}, remembered ones) in {@code state}, or all live ones. */
+    public List<RequestView> list(RequestState state) {
+        checkOwner();
+        if (state == RequestState.REMOVED) {
+            return List.copyOf(removed.values());
+        }
+        return requests.values().stream().filter(r -> state == null || r.state == state)
+                .sorted((a, b) -> Long.compare(a.submittedNanos, b.submittedNanos)).map(ActiveRequest::view).toList();
+    }
+
+    /** Live (admitted, not removed) requests placed on each worker: the admin API's load figure. */
+    public Map<String, Integer> requestsPerWorker() {
+        checkOwner();
+        Map<String, Integer> load = new TreeMap<>();
+        for (ActiveRequest request : requests.values()) {
+            for (String worker : request.workers()) {
+                load.merge(worker, 1, Integer::sum);
+            }
+        }
+        return load;
+    }
+
+    /** Requests live on the conductor (not removed). */
+    public int liveRequests() {
+        checkOwner();
+        return requests.size();
+    }
+
+    /** Conductor-held input tensors (for leak checks). */
+    public int liveInputTensors() {
+        checkOwner();
+        return tensors.liveTensors();
+    }
+
+    private void move(ActiveRequest request, RequestEvent event) {
+        request.state = request.state.next(event);
+    }
+
+    private void publish() {
+        published = new Published(active, queue.size());
+    }
+
+    private void checkOwner() {
+        if (owner != null && Thread.currentThread() != owner) {
+            throw new IllegalStateException("RequestLifecycle is owned by " + owner.getName() + ", called from "
+                    + Thread.currentThread().getName());
+        }
+    }
+
+}

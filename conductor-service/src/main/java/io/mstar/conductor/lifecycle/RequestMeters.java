@@ -1,0 +1,133 @@
+package io.mstar.conductor.lifecycle;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntSupplier;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+/**
+ * The request lifecycle's meters, declared once (STYLE §9). Tags are bounded: {@code model} (deployment config),
+ * {@code status} ({@link Outcome}), {@code error_type} ({@code ErrorType} or {@code none}), {@code reason}
+ * ({@link AbortReason}), {@code walk} (the model's walks).
+ * <ul>
+ *   <li>{@code mstar.conductor.requests} (counter; model, status, error_type): ended requests;</li>
+ *   <li>{@code mstar.conductor.requests.in.flight} / {@code .queued} (gauges): admitted and waiting requests;</li>
+ *   <li>{@code mstar.conductor.request.queue} (timer; model): submission to admission;</li>
+ *   <li>{@code mstar.conductor.request.latency} (timer; model, status): submission to outcome (E2E);</li>
+ *   <li>{@code mstar.conductor.request.first.chunk} (timer; model): submission to the first output chunk;</li>
+ *   <li>{@code mstar.conductor.request.inter.chunk} (timer; model): between consecutive output chunks;</li>
+ *   <li>{@code mstar.conductor.cancellations} (counter; reason): aborts by reason;</li>
+ *   <li>{@code mstar.conductor.abort.release} (timer): abort to the request's release ({@code RemoveRequest});</li>
+ *   <li>{@code mstar.conductor.drain.timeouts} (counter): removals forced by the drain timeout;</li>
+ *   <li>{@code mstar.conductor.transition.overhead} (timer; model, walk): last {@code WorkerGraphsDone} of a pass
+ *   in to the next walk's {@code InputSignals} out.</li>
+ * </ul>
+ */
+public final class RequestMeters implements AutoCloseable {
+
+    public static final String REQUESTS = "mstar.conductor.requests";
+    public static final String IN_FLIGHT = "mstar.conductor.requests.in.flight";
+    public static final String QUEUED = "mstar.conductor.requests.queued";
+    public static final String QUEUE_TIME = "mstar.conductor.request.queue";
+    public static final String LATENCY = "mstar.conductor.request.latency";
+    public static final String FIRST_CHUNK = "mstar.conductor.request.first.chunk";
+    public static final String INTER_CHUNK = "mstar.conductor.request.inter.chunk";
+    public static final String CANCELLATIONS = "mstar.conductor.cancellations";
+    public static final String ABORT_RELEASE = "mstar.conductor.abort.release";
+    public static final String DRAIN_TIMEOUTS = "mstar.conductor.drain.timeouts";
+    public static final String TRANSITION_OVERHEAD = "mstar.conductor.transition.overhead";
+
+    private final MeterRegistry registry;
+    private final List<Meter> registered = new ArrayList<>();
+    private final Counter drainTimeouts;
+    private final Timer abortRelease;
+    private volatile IntSupplier inFlight = () -> 0;
+    private volatile IntSupplier queued = () -> 0;
+
+    public RequestMeters(MeterRegistry registry) {
+        this.registry = registry;
+        registered.add(Gauge.builder(IN_FLIGHT, this, m -> m.inFlight.getAsInt())
+                .description("Admitted requests not yet removed (running or draining)").register(registry));
+        registered.add(Gauge.builder(QUEUED, this, m -> m.queued.getAsInt())
+                .description("Requests waiting for admission").register(registry));
+        drainTimeouts = track(Counter.builder(DRAIN_TIMEOUTS)
+                .description("Requests removed after the drain timeout instead of every ReadsDone").register(registry));
+        abortRelease = track(Timer.builder(ABORT_RELEASE)
+                .description("Abort of an admitted request to its release (RemoveRequest sent, inputs freed)")
+                .register(registry));
+        for (AbortReason reason : AbortReason.values()) {
+            track(cancellationCounter(reason));
+        }
+    }
+
+    /** Published gauge values, read at scrape time; the suppliers must read snapshots, not loop state. */
+    public void bindGauges(IntSupplier inFlight, IntSupplier queued) {
+        this.inFlight = inFlight;
+        this.queued = queued;
+    }
+
+    void ended(String model, Outcome outcome, String errorType, Duration latency) {
+        track(Counter.builder(REQUESTS).description("Ended requests by outcome and error type")
+                .tag("model", model).tag("status", outcome.value()).tag("error_type", errorType == null ? "none" : errorType)
+                .register(registry)).increment();
+        track(Timer.builder(LATENCY).description("Submission to outcome (end to end)")
+                .tag("model", model).tag("status", outcome.value()).register(registry)).record(latency);
+    }
+
+    void queued(String model, Duration wait) {
+        track(Timer.builder(QUEUE_TIME).description("Submission to admission").tag("model", model).register(registry))
+                .record(wait);
+    }
+
+    void firstChunk(String model, Duration sinceSubmit) {
+        track(Timer.builder(FIRST_CHUNK).description("Submission to the first output chunk")
+                .tag("model", model).register(registry)).record(sinceSubmit);
+    }
+
+    void interChunk(String model, Duration gap) {
+        track(Timer.builder(INTER_CHUNK).description("Time between consecutive output chunks of a request")
+                .tag("model", model).register(registry)).record(gap);
+    }
+
+    void cancelled(AbortReason reason) {
+        cancellationCounter(reason).increment();
+    }
+
+    void abortReleased(Duration sinceAbort) {
+        abortRelease.record(sinceAbort);
+    }
+
+    void drainTimedOut() {
+        drainTimeouts.increment();
+    }
+
+    void transition(String model, String walk, Duration overhead) {
+        track(Timer.builder(TRANSITION_OVERHEAD)
+                .description("Last WorkerGraphsDone of a pass in to the next walk's InputSignals out")
+                .tag("model", model).tag("walk", walk).register(registry)).record(overhead);
+    }
+
+    private Counter cancellationCounter(AbortReason reason) {
+        return Counter.builder(CANCELLATIONS).description("Aborted requests by reason")
+                .tag("reason", reason.value()).register(registry);
+    }
+
+    private <M extends Meter> M track(M meter) {
+        if (!registered.contains(meter)) {
+            registered.add(meter);
+        }
+        return meter;
+    }
+
+    @Override
+    public void close() {
+        registered.forEach(registry::remove);
+        registered.clear();
+    }
+}

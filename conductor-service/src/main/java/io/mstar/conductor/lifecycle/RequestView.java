@@ -1,0 +1,28 @@
+package io.mstar.conductor.lifecycle;
+
+import java.time.Instant;
+import java.util.Map;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+
+/**
+ * A request as other threads may see it (status and admin listings): a copy made on the loop.
+ *
+ * @param requestId      the id
+ * @param model          the model
+ * @param state          lifecycle state
+ * @param outcome        how it ended, null while it has not
+ * @param errorType      the error type of a failed or aborted request, null otherwise
+ * @param abortReason    why it was aborted, null unless aborted
+ * @param detail         the error detail, null unless failed or aborted
+ * @param submittedAt    when it was submitted
+ * @param tokensProduced tokens produced per partition
+ * @param chunksDelivered output chunks delivered to the client
+ */
+public record RequestView(@JsonProperty("request_id") String requestId, @JsonProperty("model") String model,
+        @JsonProperty("state") RequestState state, @JsonProperty("outcome") Outcome outcome,
+        @JsonProperty("error_type") String errorType, @JsonProperty("abort_reason") String abortReason,
+        @JsonProperty("detail") String detail, @JsonProperty("submitted_at") Instant submittedAt,
+        @JsonProperty("tokens_produced") Map<String, Integer> tokensProduced,
+        @JsonProperty("chunks_delivered") int chunksDelivered) {
+}

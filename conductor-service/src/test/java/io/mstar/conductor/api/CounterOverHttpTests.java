@@ -1,0 +1,216 @@
+package io.mstar.conductor.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.http.MediaType;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.kafka.test.context.EmbeddedKafka;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import io.mstar.conductor.lifecycle.LifecycleLoop;
+import io.mstar.conductor.lifecycle.RequestLifecycle;
+import io.mstar.conductor.lifecycle.RequestState;
+import io.mstar.deployment.ConfigDigest;
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.graph.GraphEdge;
+import io.mstar.graph.NestedLoopIndices;
+import io.mstar.graph.TensorPointerInfo;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.graph.WorkerGraphSplit;
+import io.mstar.messaging.ControlHeaders;
+import io.mstar.messaging.EntityId;
+import io.mstar.messaging.Incarnation;
+import io.mstar.messaging.Received;
+import io.mstar.model.ModelGraphs;
+import io.mstar.tensor.TensorUuids;
+import io.mstar.tensor.transport.ServedTensors;
+import io.mstar.tensor.transport.TensorServer;
+import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.ConductorMessageBody;
+import io.mstar.wire.ReadsDone;
+import io.mstar.wire.ResultTensors;
+import io.mstar.wire.SetupDone;
+import io.mstar.wire.WorkerGraphsDone;
+
+/**
+ * A counter request over real HTTP (NDJSON and SSE), with this test playing the workers' messages in-process and
+ * serving their outputs from a real tensor server that the conductor reads: the client sees the model's exact
+ * outputs as JSON integer arrays, and the conductor's input tensors are freed once the request is removed.
+ */
+@Tag("kafka")
+// The same properties as PublicApiTests, so both share one cached context and broker.
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+        "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}", "mstar.conductor.data.port=0",
+        "mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=64B",
+        "mstar.conductor.admin.token=0123456789abcdef-test-token"})
+@AutoConfigureWebTestClient
+@EmbeddedKafka(partitions = 1)
+class CounterOverHttpTests {
+
+    private static final EntityId W0 = EntityId.worker(0);
+    private static final EntityId W1 = EntityId.worker(1);
+    private static final List<WorkerGraph> WGS = WorkerGraphSplit.split(DeploymentConfig.loadDefault(),
+            ModelGraphs.of(List.of("counter")));
+
+    @Autowired
+    WebTestClient web;
+    @Autowired
+    LifecycleLoop loop;
+
+    private final Map<EntityId, Incarnation> incarnations = Map.of(W0, Incarnation.random(), W1, Incarnation.random());
+    private final ServedTensors served = new ServedTensors();
+    private final TensorUuids uuids = new TensorUuids(1, new Random(3));
+    private TensorServer server;
+
+    @BeforeEach
+    void setUp() {
+        server = TensorServer.start(served, "127.0.0.1", 0, "127.0.0.1", 1);
+        deliver(W0, new SetupDone("worker-0"));
+        deliver(W1, new SetupDone("worker-1"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> loop.snapshot() != null && loop.snapshot().allReady());
+    }
+
+    @AfterEach
+    void tearDown() {
+        server.close();
+    }
+
+    @Test
+    void ndjsonStreamCarriesEveryCounterOutputAsIntegerArraysAndEndsWithDone() {
+        playWorkers("h-1", 3, 2);
+        List<Map<String, Object>> chunks = web.post().uri("/v1/requests").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"model\":\"counter\",\"request_id\":\"h-1\",\"stream\":true,\"max_tokens\":3,"
+                        + "\"inputs\":{\"tokens\":{\"tokens\":[2]}}}")
+                .exchange().expectStatus().isOk().expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_NDJSON)
+                .expectHeader().valueEquals("Mstar-Request-Id", "h-1")
+                .returnResult(new ParameterizedTypeReference<Map<String, Object>>() { }).getResponseBody()
+                .collectList().block(Duration.ofSeconds(20));
+
+        // s0 = 2*2 + 1 = 5; tokens 6, 7, 8; detok 60,70 then 80
+        assertThat(chunks).extracting(c -> c.get("type")).last().isEqualTo("done");
+        assertThat(chunks).filteredOn(c -> "token".equals(c.get("name"))).extracting(c -> c.get("data"))
+                .containsExactly(List.of(6), List.of(7), List.of(8));
+        assertThat(chunks).filteredOn(c -> "prefill_out".equals(c.get("name"))).extracting(c -> c.get("data"))
+                .containsExactly(List.of(5));
+        assertThat(chunks).filteredOn(c -> "text".equals(c.get("name"))).extracting(c -> c.get("data"))
+                .containsExactly(List.of(60, 70), List.of(80));
+        assertThat(chunks).filteredOn(c -> "token".equals(c.get("name"))).first()
+                .satisfies(c -> {
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> metadata = (Map<String, Object>) c.get("metadata");
+                    assertThat(metadata).containsEntry("dtype", "int32").containsEntry("encoding", "json");
+                });
+        finishAndAssertReleased("h-1");
+    }
+
+    @Test
+    void sseAndModalityFilteringWork() {
+        playWorkers("h-2", 1, 1);
+        List<ServerSentEvent<Map<String, Object>>> events = web.post().uri("/v1/requests")
+                .contentType(MediaType.APPLICATION_JSON).accept(MediaType.TEXT_EVENT_STREAM)
+                .bodyValue("{\"model\":\"counter\",\"request_id\":\"h-2\",\"stream\":true,\"max_tokens\":1,"
+                        + "\"outputs\":[\"audio\"],\"inputs\":{\"tokens\":{\"tokens\":[2]}}}")
+                .exchange().expectStatus().isOk().expectHeader().contentTypeCompatibleWith(MediaType.TEXT_EVENT_STREAM)
+                .returnResult(new ParameterizedTypeReference<ServerSentEvent<Map<String, Object>>>() { })
+                .getResponseBody().collectList().block(Duration.ofSeconds(20));
+
+        // only the terminal event survives an "audio" filter on a text-only model
+        assertThat(events).singleElement().satisfies(e -> {
+            assertThat(e.event()).isEqualTo("done");
+            assertThat(e.data()).containsEntry("type", "done");
+        });
+        finishAndAssertReleased("h-2");
+    }
+
+    /** Plays both workers on another thread once the request runs: prefill, decode passes, detok. */
+    private void playWorkers(String id, int maxTokens, int decodePasses) {
+        int prefill0 = wg("prefill", "embed");
+        int prefill1 = wg("prefill", "count");
+        int decode = wg("decode", "step");
+        int chunk = wg("chunk", "detok");
+        Thread t = new Thread(() -> {
+            await().atMost(Duration.ofSeconds(10)).until(() -> loop.askRequests(r -> r.view(id)).blockOptional()
+                    .map(v -> v.state() == RequestState.RUNNING).orElse(false));
+            deliver(W1, result(id, "worker-1", "prefill_out", 0, 0, 5));
+            deliver(W0, new WorkerGraphsDone(id, List.of(prefill0), true));
+            deliver(W1, WorkerGraphsDone.builder(id, List.of(prefill1), true)
+                    .persistSignals(Map.of("state", List.of(tensor("worker-1", 5)))).build());
+            int value = 6;
+            int left = maxTokens;
+            for (int pass = 1; pass <= decodePasses; pass++) {
+                int n = Math.min(4, left);
+                for (int i = 0; i < n; i++) {
+                    deliver(W1, result(id, "worker-1", "token", pass, i, value++));
+                }
+                left -= n;
+                deliver(W1, WorkerGraphsDone.builder(id, List.of(decode), true).newTokenCounts(Map.of("token", n))
+                        .persistSignals(Map.of("state", List.of(tensor("worker-1", value - 1)))).build());
+            }
+            List<Integer> tokens = new java.util.ArrayList<>();
+            for (int v = 6; v < value; v++) {
+                tokens.add(v * 10);
+            }
+            for (int i = 0; i < tokens.size(); i += 2) {
+                int[] chunkValues = tokens.subList(i, Math.min(i + 2, tokens.size())).stream().mapToInt(x -> x).toArray();
+                deliver(W0, result(id, "worker-0", "text", i / 2, 0, chunkValues));
+                deliver(W0, WorkerGraphsDone.builder(id, List.of(chunk), true).partitionName("detok")
+                        .partitionDone(i + 2 >= tokens.size()).build());
+            }
+        }, "test-workers");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private void finishAndAssertReleased(String id) {
+        deliver(W0, new ReadsDone(id, "worker-0"));
+        deliver(W1, new ReadsDone(id, "worker-1"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> loop.askRequests(r -> r.view(id).state()).block()
+                == RequestState.REMOVED);
+        assertThat(loop.askRequests(RequestLifecycle::liveInputTensors).block()).isZero();
+        web.get().uri("/v1/requests/" + id).exchange().expectStatus().isOk().expectBody()
+                .jsonPath("$.state").isEqualTo("removed").jsonPath("$.outcome").isEqualTo("completed");
+    }
+
+    private ResultTensors result(String id, String producer, String signal, int fwd, int iteration, int... values) {
+        return new ResultTensors(id, "text", GraphEdge.builder("emit_to_client", signal)
+                .tensorInfo(List.of(tensor(producer, values))).outputModality("text").build(),
+                new NestedLoopIndices(List.of("decode_loop"), Map.of("decode_loop", iteration), fwd), Map.of());
+    }
+
+    private TensorPointerInfo tensor(String producer, int... values) {
+        ByteBuffer b = ByteBuffer.allocateDirect(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (int v : values) {
+            b.putInt(v);
+        }
+        b.flip();
+        long uuid = uuids.next();
+        served.publish(uuid, b, () -> { });
+        return new TensorPointerInfo(uuid, List.of((long) values.length), List.of(1L), "int32", 4L * values.length, 0,
+                server.sessionId(), producer);
+    }
+
+    private void deliver(EntityId from, ConductorMessageBody body) {
+        loop.deliver(new Received<>(ConductorMessage.of(body),
+                new ControlHeaders.Stamp(from, incarnations.get(from), 0L, new ConfigDigest("aa"))));
+    }
+
+    private static int wg(String walk, String node) {
+        return WGS.stream().filter(g -> g.walk().equals(walk) && g.nodeNames().contains(node)).findFirst().orElseThrow().id();
+    }
+}

@@ -1,0 +1,185 @@
+package io.mstar.conductor.lifecycle;
+
+import static org.awaitility.Awaitility.await;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mstar.conductor.model.ConductorPolicies;
+import io.mstar.conductor.output.Chunk;
+import io.mstar.conductor.tensors.ConductorTensors;
+import io.mstar.deployment.ConfigDigest;
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.graph.GraphEdge;
+import io.mstar.graph.NestedLoopIndices;
+import io.mstar.graph.TensorPointerInfo;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.graph.WorkerGraphSplit;
+import io.mstar.messaging.ControlHeaders;
+import io.mstar.messaging.EntityId;
+import io.mstar.messaging.Incarnation;
+import io.mstar.messaging.Received;
+import io.mstar.model.ModelGraphs;
+import io.mstar.tensor.TensorUuids;
+import io.mstar.tensor.arena.ArenaReader;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.tensor.transport.ReaderSettings;
+import io.mstar.tensor.transport.SameHostPolicy;
+import io.mstar.tensor.transport.ServedTensors;
+import io.mstar.tensor.transport.TensorReader;
+import io.mstar.tensor.transport.TensorServer;
+import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.ConductorMessageBody;
+import io.mstar.wire.ResultTensors;
+import io.mstar.wire.SetupDone;
+import io.mstar.wire.WorkerMessageBody;
+
+/**
+ * A whole conductor lifecycle in-process: the real loop, request lifecycle, tensor store and tensor server of the
+ * conductor, a capturing outbox, and a "workers" side with its own real served tensors and tensor server from which
+ * the conductor really reads outputs. Messages are delivered as the Kafka inbox would.
+ */
+final class ConductorHarness implements AutoCloseable {
+
+    record Sent(EntityId worker, WorkerMessageBody body) {
+    }
+
+    final DeploymentConfig config;
+    final List<WorkerGraph> workerGraphs;
+    final List<Sent> sent = new CopyOnWriteArrayList<>();
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    final HostDevice conductorDevice = new HostDevice();
+    final ServedTensors conductorServed = new ServedTensors();
+    final TensorServer conductorServer;
+    final ArenaReader arena;
+    final TensorReader reader;
+    final ConductorTensors tensors;
+    final RequestLifecycle requests;
+    final LifecycleLoop loop;
+    final Map<EntityId, Incarnation> incarnations = new java.util.HashMap<>();
+
+    // the workers' side
+    final ServedTensors workerServed = new ServedTensors();
+    final TensorServer workerServer;
+    final TensorUuids workerUuids = new TensorUuids(1, new Random(7));
+    final List<Long> workerTensors = new CopyOnWriteArrayList<>();
+
+    ConductorHarness(DeploymentConfig config, Duration lossTimeout, Duration drainTimeout) throws Exception {
+        this.config = config;
+        this.workerGraphs = WorkerGraphSplit.split(config, ModelGraphs.of(
+                config.models().stream().map(m -> m.name()).toList()));
+        conductorServer = TensorServer.start(conductorServed, "127.0.0.1", 0, "127.0.0.1", 1);
+        workerServer = TensorServer.start(workerServed, "127.0.0.1", 0, "127.0.0.1", 1);
+        Path dir = Files.createTempDirectory("mstar-conductor-test");
+        arena = new ArenaReader(dir);
+        reader = new TensorReader(ReaderSettings.defaults("conductor", java.util.Set.of("127.0.0.1"))
+                .withSameHost(SameHostPolicy.NEVER).withArenaDirectory(dir), arena, registry);
+        tensors = new ConductorTensors(conductorDevice, conductorServed, reader,
+                TensorUuids.forEntity(EntityId.CONDUCTOR.value()), conductorServer.sessionId());
+        requests = new RequestLifecycle(config, ConductorPolicies.builtIn(), (w, b) -> sent.add(new Sent(w, b)),
+                tensors, new RequestMeters(registry), drainTimeout, Clock.systemUTC());
+        List<EntityId> workers = config.workerOrdinals().stream().map(EntityId::worker).toList();
+        loop = new LifecycleLoop(new WorkerRegistry(workers, lossTimeout,
+                new WorkerRegistryMeters(registry, workers)), requests);
+        loop.start();
+    }
+
+    static ConductorHarness counter() throws Exception {
+        return new ConductorHarness(DeploymentConfig.loadDefault(), Duration.ofSeconds(30), Duration.ofSeconds(30));
+    }
+
+    void setUpWorkers() {
+        for (int ordinal : config.workerOrdinals()) {
+            EntityId w = EntityId.worker(ordinal);
+            incarnations.putIfAbsent(w, Incarnation.random());
+            deliver(w, new SetupDone(w.value()));
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> loop.snapshot() != null && loop.snapshot().allReady());
+    }
+
+    void deliver(EntityId from, ConductorMessageBody body) {
+        Incarnation incarnation = incarnations.computeIfAbsent(from, w -> Incarnation.random());
+        loop.deliver(new Received<>(ConductorMessage.of(body),
+                new ControlHeaders.Stamp(from, incarnation, 0L, new ConfigDigest("aa"))));
+    }
+
+    /** Submits on the loop; answers the admission with chunks collected into {@code into}. */
+    RequestLifecycle.Admission submit(Submission submission, List<Chunk> into) {
+        RequestLifecycle.Admission admission = loop.askRequests(r -> r.submit(submission)).block(Duration.ofSeconds(5));
+        admission.chunks().subscribe(into::add);
+        return admission;
+    }
+
+    static Submission counterRequest(String id, int maxTokens, Map<String, String> kwargs, int... tokens) {
+        ByteBuffer b = ByteBuffer.allocate(4 * tokens.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (int t : tokens) {
+            b.putInt(t);
+        }
+        return new Submission(id, "counter", Map.of("tokens", new Submission.InputTensor("int32",
+                List.of((long) tokens.length), b.array())), maxTokens, null, kwargs, null, null);
+    }
+
+    /** Publishes an int32 tensor on the workers' server as {@code producer} would; answers its descriptor. */
+    TensorPointerInfo workerTensor(String producer, int... values) {
+        ByteBuffer b = ByteBuffer.allocateDirect(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (int v : values) {
+            b.putInt(v);
+        }
+        b.flip();
+        long uuid = workerUuids.next();
+        workerServed.publish(uuid, b, () -> { });
+        workerTensors.add(uuid);
+        return new TensorPointerInfo(uuid, List.of((long) values.length), List.of(1L), "int32", 4L * values.length, 0,
+                workerServer.sessionId(), producer);
+    }
+
+    ResultTensors result(String requestId, String producer, String signal, int fwd, int iteration, int... values) {
+        NestedLoopIndices indices = new NestedLoopIndices(List.of("decode_loop"), Map.of("decode_loop", iteration), fwd);
+        return new ResultTensors(requestId, "text", GraphEdge.builder("emit_to_client", signal)
+                .tensorInfo(List.of(workerTensor(producer, values))).outputModality("text").build(), indices, Map.of());
+    }
+
+    int wg(String walk, String node) {
+        return workerGraphs.stream().filter(g -> g.walk().equals(walk) && g.nodeNames().contains(node)).findFirst()
+                .orElseThrow().id();
+    }
+
+    <T extends WorkerMessageBody> List<Sent> sentOf(Class<T> type, Predicate<Sent> filter) {
+        List<Sent> out = new ArrayList<>();
+        for (Sent s : sent) {
+            if (type.isInstance(s.body()) && filter.test(s)) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    <T extends WorkerMessageBody> void awaitSent(Class<T> type, int count, Predicate<Sent> filter) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> sentOf(type, filter).size() >= count);
+    }
+
+    int liveInputs() {
+        return loop.askRequests(RequestLifecycle::liveInputTensors).block(Duration.ofSeconds(5));
+    }
+
+    @Override
+    public void close() {
+        loop.stop();
+        reader.close();
+        arena.close();
+        conductorServer.close();
+        workerServer.close();
+        conductorDevice.close();
+    }
+}

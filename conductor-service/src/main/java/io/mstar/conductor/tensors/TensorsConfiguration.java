@@ -53,6 +53,11 @@ class TensorsConfiguration {
     }
 
     @Bean
+    ConductorTensorMeters conductorTensorMeters(ServedTensors served, HostDevice device) {
+        return new ConductorTensorMeters(served, device);
+    }
+
+    @Bean
     ConductorTensors conductorTensors(HostDevice device, ServedTensors served, TensorReader reader, TensorServer server) {
         return new ConductorTensors(device, served, reader, TensorUuids.forEntity(EntityId.CONDUCTOR.value()),
                 server.sessionId());

@@ -96,7 +96,10 @@ class AdmissionOverHttpTests {
                         .contains("mstar_conductor_requests_queued 0.0")
                         .contains("mstar_conductor_request_queue_seconds_count{model=\"counter\"}")
                         .contains("mstar_conductor_cancellations_total{reason=\"admin\"}")
-                        .contains("mstar_conductor_drain_timeouts_total"));
+                        .contains("mstar_conductor_drain_timeouts_total")
+                        // The running request's one 4-byte input.
+                        .contains("mstar_conductor_tensors_live 1.0")
+                        .contains("mstar_conductor_device_memory_used_bytes 4.0"));
         assertThat(loop.askRequests(RequestLifecycle::liveInputTensors).block()).isEqualTo(1);
     }
 

@@ -8,8 +8,9 @@ import java.util.List;
 /**
  * The consumer side of one streaming edge of one request (ARCHITECTURE §8), with the fixed chunk policy: tokens are
  * registered in the order their {@code InputSignals} arrived, land in whatever order their reads complete, and are
- * cut into chunks of {@code chunkSize} in registration order. After {@code producer_done} the remainder (possibly
- * nothing) becomes exactly one final chunk.
+ * cut into chunks of {@code chunkSize} in registration order. After {@code producer_done} full chunks are still cut
+ * as usual and the remainder — shorter than a chunk, possibly empty — becomes exactly one final chunk, so where the
+ * chunk boundaries fall never depends on when {@code producer_done} arrived.
  *
  * <p>This is the seam for {@code io.mstar.worker.streaming}'s buffers and chunk policies: the engine only registers,
  * fills and polls. Each landed token holds one reference, handed to the chunk that takes it. Owned by the engine loop.
@@ -64,7 +65,7 @@ final class TokenStreamBuffer {
             landedPrefix++;
         }
         boolean allLanded = landedPrefix == entries.size();
-        if (producerDone && allLanded && entries.size() <= chunkSize) {
+        if (producerDone && allLanded && entries.size() < chunkSize) {
             finalCut = true;
             return new Chunk(take(entries.size()), true);
         }

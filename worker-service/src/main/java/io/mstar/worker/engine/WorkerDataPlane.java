@@ -65,6 +65,11 @@ public final class WorkerDataPlane implements AutoCloseable {
         return device;
     }
 
+    /** The arena's occupancy, any thread (leak checks, metrics). */
+    public io.mstar.tensor.arena.ArenaOccupancy arenaOccupancy() {
+        return arena.occupancy();
+    }
+
     public String sessionId() {
         return server.sessionId();
     }

@@ -233,7 +233,9 @@ public final class WorkerEngine {
         }
         request.partitions.put(partitionName, partition);
         if (request.schedulable()) {
-            startPass(request, partition, info);
+            if (partition.streams.isEmpty()) {
+                startPass(request, partition, info); // a stream consumer's passes start with its chunks instead
+            }
             deliverToNodes(request, partition, message.initialInputs());
         } else {
             message.initialInputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(id, d)));
@@ -945,6 +947,12 @@ public final class WorkerEngine {
             requests.clear();
             publishSnapshot();
         }
+    }
+
+    /** Publishes and answers the snapshot now; on the loop only (tests' leak checks). */
+    EngineSnapshot snapshotNow() {
+        publishSnapshot();
+        return snapshot;
     }
 
     /** What other threads may read: published each turn. */

@@ -24,13 +24,13 @@ public final class EngineMeters implements AutoCloseable {
     public enum Definition {
         BATCHES("mstar.worker.batches", Meter.Type.COUNTER, null, List.of("model", "node", "walk"),
                 "Batches run, per node and walk"),
-        BATCH_SIZE("mstar.worker.batch.size", Meter.Type.DISTRIBUTION_SUMMARY, "requests", List.of("model", "node"),
+        BATCH_SIZE("mstar.worker.batch.size", Meter.Type.DISTRIBUTION_SUMMARY, null, List.of("model", "node"),
                 "Requests per batch, per node"),
         STEP("mstar.worker.step", Meter.Type.TIMER, "seconds", List.of("model", "node", "walk"),
                 "Kernel time of one batch, per node and walk"),
-        REQUESTS_ACTIVE("mstar.worker.requests.active", Meter.Type.GAUGE, "requests", List.of(),
+        REQUESTS_ACTIVE("mstar.worker.requests.active", Meter.Type.GAUGE, null, List.of(),
                 "Requests known to this worker (running, draining or failed, until removed)"),
-        REQUESTS_QUEUED("mstar.worker.requests.queued", Meter.Type.GAUGE, "requests", List.of(),
+        REQUESTS_QUEUED("mstar.worker.requests.queued", Meter.Type.GAUGE, null, List.of(),
                 "Requests with a node ready and waiting for a batch"),
         CANCELLATIONS("mstar.worker.cancellations", Meter.Type.COUNTER, null, List.of("reason"),
                 "Requests that stopped running here, by reason (fail, drain, remove)");
@@ -60,6 +60,17 @@ public final class EngineMeters implements AutoCloseable {
         public List<String> tags() {
             return tags;
         }
+
+        /** The base unit, or null for counts. */
+        public String baseUnit() {
+            return baseUnit;
+        }
+
+        /** The name Prometheus renders: dots to underscores, the base unit, {@code _total} for counters. */
+        public String prometheusName() {
+            String name = meterName.replace('.', '_') + (baseUnit == null ? "" : "_" + baseUnit);
+            return type == Meter.Type.COUNTER ? name + "_total" : name;
+        }
     }
 
     /** Cancellation reasons, all registered at zero so {@code rate()} sees them from the start. */
@@ -73,10 +84,10 @@ public final class EngineMeters implements AutoCloseable {
     public EngineMeters(MeterRegistry registry, Supplier<EngineSnapshot> snapshot) {
         this.registry = registry;
         registered.add(Gauge.builder(Definition.REQUESTS_ACTIVE.meterName, () -> snapshot.get().requests())
-                .description(Definition.REQUESTS_ACTIVE.description).baseUnit("requests").strongReference(true)
+                .description(Definition.REQUESTS_ACTIVE.description).strongReference(true)
                 .register(registry));
         registered.add(Gauge.builder(Definition.REQUESTS_QUEUED.meterName, () -> snapshot.get().queuedRequests())
-                .description(Definition.REQUESTS_QUEUED.description).baseUnit("requests").strongReference(true)
+                .description(Definition.REQUESTS_QUEUED.description).strongReference(true)
                 .register(registry));
         for (String reason : REASONS) {
             Counter counter = Counter.builder(Definition.CANCELLATIONS.meterName).tag("reason", reason)
@@ -92,7 +103,7 @@ public final class EngineMeters implements AutoCloseable {
                 Counter.builder(Definition.BATCHES.meterName).tags("model", model, "node", node, "walk", walk)
                         .description(Definition.BATCHES.description).register(registry),
                 DistributionSummary.builder(Definition.BATCH_SIZE.meterName).tags("model", model, "node", node)
-                        .baseUnit("requests").description(Definition.BATCH_SIZE.description).register(registry),
+                        .description(Definition.BATCH_SIZE.description).register(registry),
                 Timer.builder(Definition.STEP.meterName).tags("model", model, "node", node, "walk", walk)
                         .description(Definition.STEP.description).register(registry)};
             synchronized (registered) {

@@ -124,6 +124,9 @@ public final class WorkerEngine {
             RequestState request = requests.get(scoped.requestId());
             if (request != null) {
                 fail(request, error);
+            } else if (message.body() instanceof NewRequest && !tombstones.contains(scoped.requestId())) {
+                // refused before it was created (e.g. worker graphs of another deployment): the conductor must know
+                outbox.toConductor(ConductorMessage.of(new FailRequests(Map.of(scoped.requestId(), error))));
             }
         }
     }

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 import io.mstar.model.CounterModel;
+import io.mstar.tensor.device.DeviceException;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.FailRequests;
 import io.mstar.worker.kernel.ModelKernels;
@@ -98,6 +99,38 @@ class KernelFailureTests {
                 }
             }
             assertThat(Map.copyOf(conductor.runs)).hasSize(3);
+        }
+    }
+
+    @Nested
+    class FatalDeviceError extends TwoWorkers {
+
+        @Override
+        ModelKernels kernels() {
+            ModelKernels host = CounterHostKernels.kernels();
+            return host.with(CounterModel.COUNT, (device, batch) -> {
+                throw new DeviceException(DeviceException.Reason.values()[fatalReason()], device.name(), "sticky");
+            });
+        }
+
+        private static int fatalReason() {
+            for (DeviceException.Reason r : DeviceException.Reason.values()) {
+                if (r.isFatal()) {
+                    return r.ordinal();
+                }
+            }
+            throw new AssertionError("no fatal device reason");
+        }
+
+        @Test
+        void failsEveryRequestOnTheWorkerAndMarksTheDeviceUnhealthy() throws Exception {
+            conductor.start("f-1", new int[] {1}, 2, null);
+            conductor.start("f-2", new int[] {2}, 2, null);
+            conductor.pumpUntilRemoved(TwoWorkers.TIMEOUT);
+
+            assertThat(failedIds(broker)).containsExactlyInAnyOrder("f-1", "f-2");
+            assertThat(w1.loop.deviceHealthy()).isFalse();
+            assertThat(w0.loop.deviceHealthy()).isTrue();
         }
     }
 }

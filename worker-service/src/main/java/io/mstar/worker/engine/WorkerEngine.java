@@ -71,13 +71,12 @@ public final class WorkerEngine {
     private final EngineMeters meters;
     private final TensorLedger ledger;
     private final Router router;
+    private final LoopAdvance loops;
     private final Scheduler scheduler = new Scheduler();
     private final Tombstones tombstones;
     private final ParkedMessages parked;
     private final Map<String, RequestState> requests = new LinkedHashMap<>();
-    /** Request -> producer entity -> uuid -> reads to acknowledge. */
-    private final Map<String, Map<String, Map<Long, Integer>>> acks = new LinkedHashMap<>();
-    private final Map<String, Map<String, List<Long>>> failedAcks = new LinkedHashMap<>();
+    private final ReadAcks acks = new ReadAcks();
     private final Set<String> inRunningBatch = new HashSet<>();
     private final Set<String> deferredRemovals = new HashSet<>();
     private volatile boolean deviceHealthy = true;
@@ -98,6 +97,7 @@ public final class WorkerEngine {
         this.meters = meters;
         this.ledger = new TensorLedger(data);
         this.router = new Router(self, graphs, this::modelGraph, ledger, outbox);
+        this.loops = new LoopAdvance(self, graphs, ledger, router, outbox);
         this.tombstones = new Tombstones(settings.tombstones());
         this.parked = new ParkedMessages(settings.maxParkedPerRequest());
     }
@@ -428,13 +428,10 @@ public final class WorkerEngine {
             return; // removed meanwhile: the producer freed its side in the same teardown
         }
         if (error != null) {
-            if (EntityId.parse(d.sourceEntity()).isWorker()) {
-                failedAcks.computeIfAbsent(request.requestId, k -> new LinkedHashMap<>())
-                        .computeIfAbsent(d.sourceEntity(), k -> new ArrayList<>()).add(d.uuid());
-            }
+            acks.failed(request.requestId, d);
             fail(request, "reading tensor " + d.uuid() + " from " + d.sourceEntity() + " failed: " + error);
         } else {
-            ack(request.requestId, d);
+            acks.landed(request.requestId, d);
             if (request.schedulable()) {
                 long uuid = ledger.storeReceived(request.requestId, d, bytes);
                 then.accept(uuid);
@@ -480,14 +477,6 @@ public final class WorkerEngine {
         }
     }
 
-    private void ack(String requestId, TensorPointerInfo d) {
-        if (EntityId.parse(d.sourceEntity()).isWorker()) {
-            acks.computeIfAbsent(requestId, k -> new LinkedHashMap<>())
-                    .computeIfAbsent(d.sourceEntity(), k -> new LinkedHashMap<>()).merge(d.uuid(), 1, Integer::sum);
-        }
-        // The conductor's own inputs are not acknowledged: it frees them at RemoveRequest (docs/request-flow.md).
-    }
-
     /** A tensor edge this worker will not read: the producer may drop the hand-out's reference. */
     private void ackUnread(String requestId, TensorPointerInfo d) {
         if (d.sourceEntity().equals(self.value())) {
@@ -495,26 +484,12 @@ public final class WorkerEngine {
                 ledger.release(d.uuid(), 1);
             }
         } else {
-            ack(requestId, d);
+            acks.landed(requestId, d); // conductor inputs need none: it frees them at RemoveRequest
         }
     }
 
     private void flushAcks() {
-        Set<String> ids = new HashSet<>(acks.keySet());
-        ids.addAll(failedAcks.keySet());
-        for (String id : ids) {
-            Map<String, Map<Long, Integer>> byProducer = acks.getOrDefault(id, Map.of());
-            Map<String, List<Long>> failed = failedAcks.getOrDefault(id, Map.of());
-            Set<String> producers = new HashSet<>(byProducer.keySet());
-            producers.addAll(failed.keySet());
-            for (String producer : producers) {
-                TensorReceived message = new TensorReceived(id, byProducer.getOrDefault(producer, Map.of()),
-                        failed.getOrDefault(producer, List.of()));
-                outbox.toWorker(EntityId.parse(producer), WorkerMessage.of(message));
-            }
-        }
-        acks.clear();
-        failedAcks.clear();
+        acks.flush(outbox);
     }
 
     // ---------------------------------------------------------------- passes
@@ -705,7 +680,7 @@ public final class WorkerEngine {
                 if (loop == null) {
                     now.add(edge);
                 } else if (loop.loopBack.contains(new NameAndDestination(edge.name(), edge.nextNode()))) {
-                    loopBack(request, pass, edge, outputs.get(edge.name()));
+                    loops.loopBack(pass, edge, outputs.get(edge.name()));
                 } else if (loop.bodyNodes.contains(edge.nextNode()) || SpecialDestinations.isSpecial(edge.nextNode())
                         || (edge.isStreaming() && edge.targetPartition() != null)) {
                     now.add(edge);
@@ -713,7 +688,7 @@ public final class WorkerEngine {
                 // Other edges leave the loop only as its declared outputs, after the last iteration.
             }
             if (loop != null) {
-                keepForLoop(loop, outputs);
+                loops.keep(loop, outputs);
                 if (result.finish()) {
                     loop.finishRequested = true;
                     loop.finishedLocally = true;
@@ -725,119 +700,11 @@ public final class WorkerEngine {
             outputs.values().forEach(uuid -> ledger.release(uuid, 1)); // the safety hold
         }
         if (node.loop != null) {
-            endIterationIfDone(request, partition, pass, node.loop);
+            loops.endIterationIfDone(request, partition, pass, node.loop,
+                    (target, signal, uuid) -> ingest(request, partition, pass, target, signal, uuid),
+                    body -> maybeSchedule(request, partition, pass, body));
         }
         completePassIfDone(request, partition, pass);
-    }
-
-    private void loopBack(RequestState request, PartitionPass pass, GraphEdge edge, Long uuid) {
-        if (uuid == null) {
-            return;
-        }
-        NodeState target = pass.nodes.get(edge.nextNode());
-        if (target == null) {
-            throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, "loop-back '" + edge.name() + "' to node '"
-                    + edge.nextNode() + "' on another worker is not run yet");
-        }
-        ledger.hold(uuid, 1);
-        Long old = target.next.put(edge.name(), uuid);
-        if (old != null) {
-            releaseSlot(old);
-        }
-    }
-
-    private void keepForLoop(LoopState loop, Map<String, Long> outputs) {
-        outputs.forEach((name, uuid) -> {
-            if (loop.isLoopOutput(name)) {
-                ledger.hold(uuid, 1);
-                Long previous = loop.lastOutputs.put(name, uuid);
-                if (previous != null) {
-                    ledger.release(previous, 1);
-                }
-            }
-            if (loop.isAccumulated(name)) {
-                ledger.hold(uuid, 1);
-                loop.accumulate(name, uuid);
-            }
-        });
-    }
-
-    private void endIterationIfDone(RequestState request, PartitionState partition, PartitionPass pass, LoopState loop) {
-        for (String name : loop.bodyNodes) {
-            NodeState body = pass.nodes.get(name);
-            if (body != null && !body.ran) {
-                return;
-            }
-        }
-        int finished = loop.iteration;
-        loop.iteration++;
-        List<NodeState> body = loop.bodyNodes.stream().map(pass.nodes::get).filter(n -> n != null).toList();
-        if (!loop.finishRequested && loop.iteration < loop.iterations) {
-            for (NodeState node : body) {
-                node.ran = false;
-                node.current.putAll(node.next);
-                node.next.clear();
-            }
-            loop.retained.forEach((key, uuid) -> {
-                ledger.hold(uuid, 1);
-                NodeState target = pass.nodes.get(key.destination());
-                Long old = target.current.put(key.name(), uuid);
-                if (old != null) {
-                    releaseSlot(old);
-                }
-            });
-            body.forEach(node -> maybeSchedule(request, partition, pass, node));
-            return;
-        }
-        loop.done = true;
-        for (NodeState node : body) {
-            node.next.values().forEach(this::releaseSlot); // loop-backs of a finished loop are never routed
-            node.next.clear();
-            node.current.values().forEach(this::releaseSlot);
-            node.current.clear();
-        }
-        loop.retained.values().forEach(uuid -> ledger.release(uuid, 1));
-        loop.retained.clear();
-        NestedLoopIndices last = new NestedLoopIndices(List.of(loop.loop.name()), Map.of(loop.loop.name(), finished),
-                pass.info.fwdIndex());
-        Router.LocalIngest local = (target, signal, uuid) -> ingest(request, partition, pass, target, signal, uuid);
-        try {
-            router.route(request, partition, pass, loop.loop.outputs(), loop.lastOutputs, last, local);
-            for (GraphEdge edge : loop.loop.accumulatedOutputs()) {
-                List<Long> entries = loop.accumulated.getOrDefault(edge.name(), List.of());
-                for (int i = 0; i < entries.size(); i++) {
-                    NestedLoopIndices at = new NestedLoopIndices(List.of(loop.loop.name()), Map.of(loop.loop.name(), i),
-                            pass.info.fwdIndex());
-                    router.route(request, partition, pass, List.of(edge), Map.of(edge.name(), entries.get(i)), at, local);
-                }
-            }
-        } finally {
-            loop.lastOutputs.values().forEach(uuid -> ledger.release(uuid, 1));
-            loop.lastOutputs.clear();
-            loop.accumulated.values().forEach(list -> list.forEach(uuid -> ledger.release(uuid, 1)));
-            loop.accumulated.clear();
-        }
-        if (loop.finishedLocally) {
-            sendStopLoops(request, partition, pass, loop, last);
-        }
-    }
-
-    /** Peers running a piece of the same loop stop it too (a disaggregated loop). */
-    private void sendStopLoops(RequestState request, PartitionState partition, PartitionPass pass, LoopState loop,
-            NestedLoopIndices at) {
-        Set<String> peers = new java.util.TreeSet<>();
-        for (int id : partition.workerGraphIds) {
-            WorkerGraph graph = graphs.get(id);
-            if (graph.walk().equals(pass.walk) && graph.piece().loops().containsKey(loop.loop.name())) {
-                peers.addAll(request.workerGraphToWorkers.getOrDefault(id, List.of()));
-            }
-        }
-        peers.remove(self.value());
-        for (String peer : peers) {
-            StopLoops stop = new StopLoops(request.requestId, Set.of(loop.loop.name()), partition.name,
-                    Map.of(loop.loop.name(), at));
-            request.unackedSends.add(outbox.toWorker(EntityId.parse(peer), WorkerMessage.of(stop)));
-        }
     }
 
     private void completePassIfDone(RequestState request, PartitionState partition, PartitionPass pass) {

@@ -2,6 +2,7 @@ package io.mstar.worker.engine;
 
 import java.util.List;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -42,17 +43,20 @@ class EngineConfiguration {
         return new KafkaOutbox(sender);
     }
 
+    /** Reads the loop's published snapshot lazily, at scrape time: the loop is built with these meters. */
+    @Bean(destroyMethod = "close")
+    EngineMeters engineMeters(MeterRegistry registry, ObjectProvider<EngineLoop> loop) {
+        return new EngineMeters(registry, () -> loop.getObject().snapshot());
+    }
+
     @Bean
     EngineLoop engineLoop(ControlIdentity identity, WorkerProperties worker, EngineProperties engine, Outbox outbox,
             InboxPosition position, SetupDoneAcks acks, DeploymentConfig config, KernelCatalog kernels,
-            WorkerDataPlane data, MeterRegistry registry) {
+            WorkerDataPlane data, EngineMeters meters) {
         List<WorkerGraph> graphs = WorkerGraphSplit.split(config, ModelGraphs.of(config.models().stream()
                 .map(m -> m.name()).toList()));
-        EngineLoop[] self = new EngineLoop[1];
-        EngineMeters meters = new EngineMeters(registry, () -> self[0] == null ? EngineSnapshot.EMPTY : self[0].snapshot());
-        self[0] = new EngineLoop(identity.self(), worker.setupDoneInterval(), outbox, position, acks,
+        return new EngineLoop(identity.self(), worker.setupDoneInterval(), outbox, position, acks,
                 executor -> new WorkerEngine(identity.self(), engine, graphs, kernels, data.parts(), outbox, executor, meters));
-        return self[0];
     }
 
     @Bean(destroyMethod = "close")

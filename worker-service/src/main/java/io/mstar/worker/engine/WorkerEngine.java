@@ -433,8 +433,19 @@ public final class WorkerEngine {
         } else {
             acks.landed(request.requestId, d);
             if (request.schedulable()) {
-                long uuid = ledger.storeReceived(request.requestId, d, bytes);
-                then.accept(uuid);
+                try {
+                    long uuid = ledger.storeReceived(request.requestId, d, bytes);
+                    then.accept(uuid);
+                } catch (DeviceException e) {
+                    if (e.isFatal()) {
+                        fatal(e);
+                    } else {
+                        fail(request, "storing tensor " + d.uuid() + " failed: " + e.getMessage());
+                    }
+                } catch (RuntimeException e) {
+                    log.warn("request {}: ingesting tensor {} failed: {}", request.requestId, d.uuid(), e.toString(), e);
+                    fail(request, e.toString());
+                }
             }
         }
         if (request.readsDoneOwed && request.readsInFlight == 0) {

@@ -64,6 +64,8 @@ class WorkerControlPlaneTests {
     InboxPosition inbox;
     @Autowired
     EngineLoop loop;
+    @Autowired
+    io.mstar.worker.engine.WorkerDataPlane dataPlane;
 
     private final WireCodec codec = new WireCodec();
     private ControlRecords records;
@@ -159,6 +161,23 @@ class WorkerControlPlaneTests {
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(prometheus())
                 .contains("mstar_worker_kafka_consumer_lag_records")
                 .contains("mstar_worker_messages_dead_lettered_total{reason=\"unknown\"}"));
+    }
+
+    @Test
+    void prometheusExposesTheEngineAndTensorMetersFromTheStart() {
+        assertThat(prometheus())
+                .contains("mstar_worker_requests_active 0.0")
+                .contains("mstar_worker_requests_queued 0.0")
+                .contains("mstar_worker_cancellations_total{reason=\"drain\"} 0.0")
+                .contains("mstar_worker_tensors_live{state=\"owned\"} 0.0")
+                .contains("mstar_worker_device_memory_used_bytes{device=\"host\"}");
+    }
+
+    @Test
+    void readinessIncludesTheDeviceAndTheTensorServerIsListening() {
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> web.get().uri("/actuator/health/readiness")
+                .exchange().expectStatus().isOk().expectBody().jsonPath("$.components.device.status").isEqualTo("UP"));
+        assertThat(dataPlane.sessionId()).matches(".+:[1-9][0-9]*");
     }
 
     /** STYLE §9: the scrape holds every meter the role declares, under the Prometheus name operators query. */

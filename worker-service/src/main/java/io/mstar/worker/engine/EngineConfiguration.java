@@ -1,13 +1,24 @@
 package io.mstar.worker.engine;
 
+import java.util.List;
+
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.graph.WorkerGraphSplit;
 import io.mstar.messaging.ControlIdentity;
 import io.mstar.messaging.ControlPlaneSender;
 import io.mstar.messaging.InboxPosition;
+import io.mstar.model.ModelGraphs;
+import io.mstar.tensor.TensorMeters;
+import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.counter.CounterHostKernels;
 
-/** The engine loop and what it publishes. */
+/** The engine loop, its engine and data plane, and what they publish. */
 @Configuration(proxyBeanMethods = false)
 class EngineConfiguration {
 
@@ -16,9 +27,40 @@ class EngineConfiguration {
         return new SetupDoneAcks();
     }
 
+    /** Host kernels for every built-in model; a GPU worker swaps in CUDA kernels here. */
     @Bean
-    EngineLoop engineLoop(ControlIdentity identity, WorkerProperties worker, ControlPlaneSender sender,
-            InboxPosition position, SetupDoneAcks acks) {
-        return new EngineLoop(identity.self(), worker.setupDoneInterval(), sender, position, acks);
+    KernelCatalog kernelCatalog() {
+        return new KernelCatalog(List.of(CounterHostKernels.kernels()));
+    }
+
+    @Bean(destroyMethod = "close")
+    WorkerDataPlane workerDataPlane(ControlIdentity identity, DataPlaneProperties data, MeterRegistry registry) {
+        return new WorkerDataPlane(identity.self(), data, WorkerDataPlane.hostDevice(data), registry);
+    }
+
+    @Bean
+    Outbox outbox(ControlPlaneSender sender) {
+        return new KafkaOutbox(sender);
+    }
+
+    /** Reads the loop's published snapshot lazily, at scrape time: the loop is built with these meters. */
+    @Bean(destroyMethod = "close")
+    EngineMeters engineMeters(MeterRegistry registry, ObjectProvider<EngineLoop> loop) {
+        return new EngineMeters(registry, () -> loop.getObject().snapshot());
+    }
+
+    @Bean
+    EngineLoop engineLoop(ControlIdentity identity, WorkerProperties worker, EngineProperties engine, Outbox outbox,
+            InboxPosition position, SetupDoneAcks acks, DeploymentConfig config, KernelCatalog kernels,
+            WorkerDataPlane data, EngineMeters meters) {
+        List<WorkerGraph> graphs = WorkerGraphSplit.split(config, ModelGraphs.of(config.models().stream()
+                .map(m -> m.name()).toList()));
+        return new EngineLoop(identity.self(), worker.setupDoneInterval(), outbox, position, acks,
+                executor -> new WorkerEngine(identity.self(), engine, graphs, kernels, data.parts(), outbox, executor, meters));
+    }
+
+    @Bean(destroyMethod = "close")
+    TensorMeters tensorMeters(MeterRegistry registry, EngineLoop loop, WorkerDataPlane data) {
+        return new TensorMeters(registry, () -> loop.snapshot().tensors(), List.of(data.device()));
     }
 }

@@ -10,7 +10,6 @@ import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
 import io.mstar.loop.OwnerLoop;
-import io.mstar.messaging.ControlPlaneSender;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Received;
@@ -27,10 +26,11 @@ import reactor.core.publisher.Mono;
  * ({@link #heartbeatAge()}). The thread, queue and heartbeat are an {@link OwnerLoop}; this class adds what the
  * worker does on it.
  *
- * <p>What it does today, honestly: it announces the worker with {@code SetupDone} once the inbox is
- * positioned and repeats it every {@code setup-done-interval} (heartbeat, and through the incarnation header a
- * restart announcement). Each received {@link WorkerMessage} is counted per type and logged at debug — and
- * nothing else: request handling (parking, graphs, scheduling, tensors) is a later issue.
+ * <p>It announces the worker with {@code SetupDone} once the inbox is positioned and repeats it every
+ * {@code setup-done-interval} (heartbeat, and through the incarnation header a restart announcement). Each received
+ * {@link WorkerMessage} is counted per type and handed to the {@link WorkerEngine}; after each turn's messages the
+ * engine cuts stream chunks, runs one batch and flushes acks ({@link WorkerEngine#turn}). When more is ready the
+ * loop wakes itself instead of waiting for the tick. On stop the engine frees every tensor on this thread.
  */
 public final class EngineLoop implements SmartLifecycle {
 
@@ -44,6 +44,13 @@ public final class EngineLoop implements SmartLifecycle {
         private final Map<WorkerMessageType, Long> handled = new EnumMap<>(WorkerMessageType.class);
         private long setupDonesSent;
         private Thread owner;
+        private WorkerEngine engine;
+
+        /** The engine, for queries that run on the loop. */
+        public WorkerEngine engine() {
+            checkOwner();
+            return engine;
+        }
 
         /** Messages received per type since start. */
         public Map<WorkerMessageType, Long> handled() {
@@ -66,21 +73,41 @@ public final class EngineLoop implements SmartLifecycle {
 
     private final EntityId self;
     private final Duration setupDoneInterval;
-    private final ControlPlaneSender sender;
+    private final Outbox sender;
     private final InboxPosition inbox;
     private final SetupDoneAcks acks;
     private final State state = new State();
     private final OwnerLoop<State> loop;
+    private final WorkerEngine engine;
     private long nextSetupDoneNanos;
 
-    public EngineLoop(EntityId self, Duration setupDoneInterval, ControlPlaneSender sender, InboxPosition inbox,
-            SetupDoneAcks acks) {
+    /**
+     * @param engine builds the engine given the executor that runs commands on this loop (read completions use it)
+     */
+    public EngineLoop(EntityId self, Duration setupDoneInterval, Outbox sender, InboxPosition inbox,
+            SetupDoneAcks acks, Function<java.util.concurrent.Executor, WorkerEngine> engine) {
         this.self = self;
         this.setupDoneInterval = setupDoneInterval;
         this.sender = sender;
         this.inbox = inbox;
         this.acks = acks;
         this.loop = new OwnerLoop<>(threadName(self), state, TICK, owner -> state.owner = owner, this::tick);
+        this.engine = engine.apply(this::submit);
+        state.engine = this.engine;
+    }
+
+    private void submit(Runnable command) {
+        loop.submit(command);
+    }
+
+    /** The engine's published view (any thread). */
+    public EngineSnapshot snapshot() {
+        return engine.snapshot();
+    }
+
+    /** False after a fatal device error (any thread). */
+    public boolean deviceHealthy() {
+        return engine.deviceHealthy();
     }
 
     public static String threadName(EntityId self) {
@@ -114,12 +141,15 @@ public final class EngineLoop implements SmartLifecycle {
             sendSetupDone();
             nextSetupDoneNanos = now + setupDoneInterval.toNanos();
         }
+        if (engine.turn(now)) {
+            loop.submit(() -> { }); // more is ready: turn again without waiting for the tick
+        }
     }
 
     private void sendSetupDone() {
         boolean first = state.setupDonesSent == 0;
         state.setupDonesSent++;
-        sender.sendToConductor(ConductorMessage.of(new SetupDone(self.value()))).whenComplete((metadata, failure) -> {
+        sender.toConductor(ConductorMessage.of(new SetupDone(self.value()))).whenComplete((metadata, failure) -> {
             if (failure == null) {
                 acks.acked();
                 if (first) {
@@ -135,7 +165,16 @@ public final class EngineLoop implements SmartLifecycle {
     private void handle(Received<WorkerMessage> received) {
         WorkerMessageType type = received.message().messageType();
         state.handled.merge(type, 1L, Long::sum);
-        log.debug("{} from {} received; request handling is not implemented yet", type.value(), received.stamp().sender());
+        log.debug("{} from {}", type.value(), received.stamp().sender());
+        engine.handle(received.message());
+    }
+
+    /** Hands a message to the loop without Kafka headers (in-process drivers and tests); never blocks. */
+    public void deliver(WorkerMessage message) {
+        loop.submit(() -> {
+            state.handled.merge(message.messageType(), 1L, Long::sum);
+            engine.handle(message);
+        });
     }
 
     @Override
@@ -145,8 +184,19 @@ public final class EngineLoop implements SmartLifecycle {
         loop.start();
     }
 
+    /** Frees the engine's tensors on the loop, then stops it; the data plane is closed by whoever made it. */
     @Override
     public void stop() {
+        if (loop.isRunning()) {
+            try {
+                loop.ask(s -> {
+                    engine.shutdown();
+                    return Boolean.TRUE;
+                }).block(Duration.ofSeconds(5));
+            } catch (RuntimeException e) {
+                log.warn("engine shutdown on the loop failed: {}", e.toString());
+            }
+        }
         loop.stop();
     }
 

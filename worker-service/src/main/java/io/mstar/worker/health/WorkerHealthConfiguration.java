@@ -45,10 +45,18 @@ class WorkerHealthConfiguration {
         return () -> {
             Duration age = loop.heartbeatAge();
             boolean turning = loop.isRunning() && age.compareTo(LOOP_STALL) < 0;
-            return (turning ? Health.up() : Health.down())
+            return (turning && loop.deviceHealthy() ? Health.up() : Health.down())
                     .withDetail("thread", loop.threadName())
                     .withDetail("heartbeatAgeMs", age.toMillis())
+                    .withDetail("deviceHealthy", loop.deviceHealthy())
                     .build();
         };
+    }
+
+    @Bean
+    HealthIndicator deviceHealthIndicator(EngineLoop loop) {
+        return () -> (loop.deviceHealthy() ? Health.up() : Health.down())
+                .withDetail("fatalError", !loop.deviceHealthy())
+                .build();
     }
 }

@@ -1,0 +1,130 @@
+package io.mstar.worker.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+/**
+ * The engine's meters, declared once (STYLE §9). Tags are bounded: model, node, walk, reason — never a request.
+ * Live tensors by state and device bytes are {@code TensorMeters}' (tensor-runtime), registered next to these.
+ * Counters and timers are updated on the engine loop; gauges read the published {@link EngineSnapshot}.
+ */
+public final class EngineMeters implements AutoCloseable {
+
+    /** Every engine meter: name, type, base unit, tags, description. */
+    public enum Definition {
+        BATCHES("mstar.worker.batches", Meter.Type.COUNTER, null, List.of("model", "node", "walk"),
+                "Batches run, per node and walk"),
+        BATCH_SIZE("mstar.worker.batch.size", Meter.Type.DISTRIBUTION_SUMMARY, null, List.of("model", "node"),
+                "Requests per batch, per node"),
+        STEP("mstar.worker.step", Meter.Type.TIMER, "seconds", List.of("model", "node", "walk"),
+                "Kernel time of one batch, per node and walk"),
+        REQUESTS_ACTIVE("mstar.worker.requests.active", Meter.Type.GAUGE, null, List.of(),
+                "Requests known to this worker (running, draining or failed, until removed)"),
+        REQUESTS_QUEUED("mstar.worker.requests.queued", Meter.Type.GAUGE, null, List.of(),
+                "Requests with a node ready and waiting for a batch"),
+        CANCELLATIONS("mstar.worker.cancellations", Meter.Type.COUNTER, null, List.of("reason"),
+                "Requests that stopped running here, by reason (fail, drain, remove)");
+
+        private final String meterName;
+        private final Meter.Type type;
+        private final String baseUnit;
+        private final List<String> tags;
+        private final String description;
+
+        Definition(String meterName, Meter.Type type, String baseUnit, List<String> tags, String description) {
+            this.meterName = meterName;
+            this.type = type;
+            this.baseUnit = baseUnit;
+            this.tags = tags;
+            this.description = description;
+        }
+
+        public String meterName() {
+            return meterName;
+        }
+
+        public Meter.Type type() {
+            return type;
+        }
+
+        public List<String> tags() {
+            return tags;
+        }
+
+        /** The base unit, or null for counts. */
+        public String baseUnit() {
+            return baseUnit;
+        }
+
+        /** The name Prometheus renders: dots to underscores, the base unit, {@code _total} for counters. */
+        public String prometheusName() {
+            String name = meterName.replace('.', '_') + (baseUnit == null ? "" : "_" + baseUnit);
+            return type == Meter.Type.COUNTER ? name + "_total" : name;
+        }
+    }
+
+    /** Cancellation reasons, all registered at zero so {@code rate()} sees them from the start. */
+    static final List<String> REASONS = List.of("fail", "drain", "remove");
+
+    private final MeterRegistry registry;
+    private final List<Meter> registered = new ArrayList<>();
+    private final Map<List<String>, Meter[]> perNode = new ConcurrentHashMap<>();
+    private final Map<String, Counter> cancellations = new ConcurrentHashMap<>();
+
+    public EngineMeters(MeterRegistry registry, Supplier<EngineSnapshot> snapshot) {
+        this.registry = registry;
+        registered.add(Gauge.builder(Definition.REQUESTS_ACTIVE.meterName, () -> snapshot.get().requests())
+                .description(Definition.REQUESTS_ACTIVE.description).strongReference(true)
+                .register(registry));
+        registered.add(Gauge.builder(Definition.REQUESTS_QUEUED.meterName, () -> snapshot.get().queuedRequests())
+                .description(Definition.REQUESTS_QUEUED.description).strongReference(true)
+                .register(registry));
+        for (String reason : REASONS) {
+            Counter counter = Counter.builder(Definition.CANCELLATIONS.meterName).tag("reason", reason)
+                    .description(Definition.CANCELLATIONS.description).register(registry);
+            cancellations.put(reason, counter);
+            registered.add(counter);
+        }
+    }
+
+    void batch(String model, String node, String walk, int size, double seconds) {
+        Meter[] meters = perNode.computeIfAbsent(List.of(model, node, walk), k -> {
+            Meter[] m = {
+                Counter.builder(Definition.BATCHES.meterName).tags("model", model, "node", node, "walk", walk)
+                        .description(Definition.BATCHES.description).register(registry),
+                DistributionSummary.builder(Definition.BATCH_SIZE.meterName).tags("model", model, "node", node)
+                        .description(Definition.BATCH_SIZE.description).register(registry),
+                Timer.builder(Definition.STEP.meterName).tags("model", model, "node", node, "walk", walk)
+                        .description(Definition.STEP.description).register(registry)};
+            synchronized (registered) {
+                registered.addAll(List.of(m));
+            }
+            return m;
+        });
+        ((Counter) meters[0]).increment();
+        ((DistributionSummary) meters[1]).record(size);
+        ((Timer) meters[2]).record(java.time.Duration.ofNanos((long) (seconds * 1e9)));
+    }
+
+    void cancelled(String reason) {
+        cancellations.get(reason).increment();
+    }
+
+    @Override
+    public void close() {
+        synchronized (registered) {
+            registered.forEach(registry::remove);
+            registered.clear();
+        }
+    }
+}

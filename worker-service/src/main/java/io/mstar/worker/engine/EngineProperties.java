@@ -1,0 +1,30 @@
+package io.mstar.worker.engine;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Engine settings ({@code mstar.worker.engine.*}).
+ *
+ * @param maxBatchSize        requests per batch at most (default 64), also capped by each kernel's own limit: larger
+ *                            batches amortise a launch over more requests at the price of step latency
+ * @param tombstones          removed request ids remembered (default 10000), so a late message for one is dropped
+ *                            (its tensor edges acknowledged unread) instead of parked; older ones are forgotten first
+ * @param maxParkedPerRequest messages parked for a request not known yet (default 1024); beyond that the oldest is
+ *                            dropped and counted, bounding memory when a {@code NewRequest} never comes
+ */
+@ConfigurationProperties("mstar.worker.engine")
+public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultValue("10000") int tombstones,
+        @DefaultValue("1024") int maxParkedPerRequest) {
+
+    public EngineProperties {
+        if (maxBatchSize < 1 || tombstones < 1 || maxParkedPerRequest < 1) {
+            throw new IllegalArgumentException("mstar.worker.engine.* must be positive: max-batch-size " + maxBatchSize
+                    + ", tombstones " + tombstones + ", max-parked-per-request " + maxParkedPerRequest);
+        }
+    }
+
+    public static EngineProperties defaults() {
+        return new EngineProperties(64, 10_000, 1024);
+    }
+}

@@ -1,0 +1,41 @@
+package io.mstar.worker.engine;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Everything a worker knows about one request: its placement, its partitions, its phase, and the sends the broker
+ * has not acknowledged yet. Its tensors live in the store under its id. Owned by the engine loop.
+ */
+final class RequestState {
+
+    final String requestId;
+    final String model;
+    final Map<Integer, List<String>> workerGraphToWorkers;
+    final Map<String, PartitionState> partitions = new LinkedHashMap<>();
+    RequestPhase phase = RequestPhase.ACTIVE;
+    /** InputSignals and ResultTensors sent since the last WorkerGraphsDone was scheduled. */
+    List<CompletableFuture<?>> unackedSends = new ArrayList<>();
+    /** The last WorkerGraphsDone's send: the next one waits for it, so they leave in pass order. */
+    CompletableFuture<?> lastReport = CompletableFuture.completedFuture(null);
+    /** Reads started and not yet landed. */
+    int readsInFlight;
+    boolean readsDoneOwed;
+
+    RequestState(String requestId, String model, Map<Integer, List<String>> workerGraphToWorkers) {
+        this.requestId = requestId;
+        this.model = model;
+        this.workerGraphToWorkers = Map.copyOf(workerGraphToWorkers);
+    }
+
+    void move(RequestPhase.Event event) {
+        phase = phase.on(event);
+    }
+
+    boolean schedulable() {
+        return phase == RequestPhase.ACTIVE;
+    }
+}

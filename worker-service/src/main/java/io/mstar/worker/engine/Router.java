@@ -1,0 +1,129 @@
+package io.mstar.worker.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.mstar.graph.GraphEdge;
+import io.mstar.graph.ModelGraph;
+import io.mstar.graph.NestedLoopIndices;
+import io.mstar.graph.SpecialDestinations;
+import io.mstar.graph.TensorPointerInfo;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.messaging.EntityId;
+import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.InputSignals;
+import io.mstar.wire.ResultTensors;
+import io.mstar.wire.WorkerMessage;
+
+/**
+ * Routes output edges (docs/request-flow.md, "Routing of one output edge"). Every routed copy takes one reference
+ * on the tensor; the caller holds a safety reference across the call and drops it afterwards, so a tensor routed
+ * nowhere is freed then and one routed n times lives until n acks or consumptions. Persisting is not a routed copy.
+ * Owned by the engine loop.
+ */
+final class Router {
+
+    private static final Logger log = LoggerFactory.getLogger(Router.class);
+
+    /** Ingests a tensor into a node of the pass on this worker (taking its own reference). */
+    interface LocalIngest {
+        void ingest(NodeState node, String signal, long uuid);
+    }
+
+    private final EntityId self;
+    private final Map<Integer, WorkerGraph> graphs;
+    private final Function<String, ModelGraph> models;
+    private final TensorLedger ledger;
+    private final Outbox outbox;
+
+    Router(EntityId self, Map<Integer, WorkerGraph> graphs, Function<String, ModelGraph> models, TensorLedger ledger,
+            Outbox outbox) {
+        this.self = self;
+        this.graphs = graphs;
+        this.models = models;
+        this.ledger = ledger;
+        this.outbox = outbox;
+    }
+
+    void route(RequestState request, PartitionState partition, PartitionPass pass, List<GraphEdge> edges,
+            Map<String, Long> tensors, NestedLoopIndices position, LocalIngest local) {
+        for (GraphEdge edge : edges) {
+            Long uuid = tensors.get(edge.name());
+            if (uuid == null) {
+                log.debug("request {}: no tensor for edge '{}' this time", request.requestId, edge.name());
+                continue;
+            }
+            if (edge.conductorNewToken()) {
+                pass.newTokenCounts.merge(edge.name(), (int) ledger.tensor(uuid).elementCount(), Integer::sum);
+            }
+            if (edge.persist() || edge.nextNode().equals(SpecialDestinations.PERSIST_ONLY)) {
+                ledger.persist(uuid);
+                pass.persistSignals.computeIfAbsent(edge.name(), n -> new ArrayList<>()).add(ledger.published(uuid));
+            }
+            if (edge.isStreaming() && edge.targetPartition() != null) {
+                stream(request, pass, edge, uuid);
+            } else if (edge.nextNode().equals(SpecialDestinations.EMIT_TO_CLIENT)) {
+                emit(request, pass, edge, uuid, position);
+            } else if (!edge.nextNode().equals(SpecialDestinations.PERSIST_ONLY)) {
+                toNode(request, partition, pass, edge, uuid, local);
+            }
+        }
+    }
+
+    private void emit(RequestState request, PartitionPass pass, GraphEdge edge, long uuid, NestedLoopIndices position) {
+        ledger.hold(uuid, 1);
+        GraphEdge carried = edge.toBuilder().tensorInfo(List.of(ledger.published(uuid))).build();
+        request.unackedSends.add(outbox.toConductor(ConductorMessage.of(
+                new ResultTensors(request.requestId, edge.outputModality(), carried, position, Map.of()))));
+        pass.outputSignalNames.add(edge.name());
+        pass.outputLoopIndices.put(edge.name(), position);
+    }
+
+    private void toNode(RequestState request, PartitionState partition, PartitionPass pass, GraphEdge edge, long uuid,
+            LocalIngest local) {
+        NodeState node = pass.nodes.get(edge.nextNode());
+        if (node != null) {
+            ledger.hold(uuid, 1);
+            local.ingest(node, edge.name(), uuid);
+            return;
+        }
+        WorkerGraph target = graphs.values().stream()
+                .filter(g -> g.model().equals(request.model) && g.walk().equals(pass.walk)
+                        && g.nodeNames().contains(edge.nextNode()))
+                .findFirst().orElseThrow(() -> new EngineException(EngineException.Reason.BAD_MESSAGE,
+                        "no worker graph of walk '" + pass.walk + "' runs node '" + edge.nextNode() + "'"));
+        send(request, target, edge, uuid, partition.name, pass);
+    }
+
+    private void stream(RequestState request, PartitionPass pass, GraphEdge edge, long uuid) {
+        List<String> walks = models.apply(request.model).partitions().get(edge.targetPartition());
+        WorkerGraph target = graphs.values().stream()
+                .filter(g -> g.model().equals(request.model) && walks.contains(g.walk())
+                        && g.nodeNames().contains(edge.nextNode()))
+                .findFirst().orElseThrow(() -> new EngineException(EngineException.Reason.BAD_MESSAGE,
+                        "no worker graph of partition '" + edge.targetPartition() + "' runs '" + edge.nextNode() + "'"));
+        send(request, target, edge, uuid, edge.targetPartition(), pass);
+    }
+
+    /** One InputSignals per worker of {@code target}, each one routed copy. */
+    private void send(RequestState request, WorkerGraph target, GraphEdge edge, long uuid, String partitionName,
+            PartitionPass pass) {
+        List<String> workers = request.workerGraphToWorkers.get(target.id());
+        if (workers == null || workers.isEmpty()) {
+            throw new EngineException(EngineException.Reason.BAD_MESSAGE,
+                    "worker_graph_to_workers has no workers for worker graph " + target.id());
+        }
+        TensorPointerInfo info = ledger.published(uuid);
+        GraphEdge carried = edge.toBuilder().tensorInfo(List.of(info)).build();
+        for (String worker : workers) {
+            ledger.hold(uuid, 1);
+            InputSignals signals = new InputSignals(request.requestId, List.of(carried), pass.info, partitionName, null);
+            request.unackedSends.add(outbox.toWorker(EntityId.parse(worker), WorkerMessage.of(signals)));
+        }
+    }
+}

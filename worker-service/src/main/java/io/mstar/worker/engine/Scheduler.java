@@ -1,0 +1,85 @@
+package io.mstar.worker.engine;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Continuous batching (ARCHITECTURE §9): ready nodes are kept per (model, node, walk); each batch serves the key
+ * that was served least recently, with every request ready for it, up to the batch limit. Requests join and leave
+ * between batches. Owned by the engine loop.
+ */
+final class Scheduler {
+
+    /** What one batch runs: one node of one walk of one model. */
+    record Key(String model, String node, String walk) {
+    }
+
+    private final Map<Key, List<ReadyItem>> ready = new LinkedHashMap<>();
+    private final Map<Key, Long> lastServed = new LinkedHashMap<>();
+    private long turn;
+
+    void add(ReadyItem item) {
+        item.node().queued = true;
+        ready.computeIfAbsent(key(item), k -> new ArrayList<>()).add(item);
+    }
+
+    /** The next batch, at most {@code limit(key)} items, or an empty list when nothing is ready. */
+    List<ReadyItem> next(java.util.function.ToIntFunction<Key> limit) {
+        Key best = null;
+        long bestServed = Long.MAX_VALUE;
+        for (Map.Entry<Key, List<ReadyItem>> e : ready.entrySet()) {
+            long served = lastServed.getOrDefault(e.getKey(), -1L);
+            if (!e.getValue().isEmpty() && served < bestServed) {
+                best = e.getKey();
+                bestServed = served;
+            }
+        }
+        if (best == null) {
+            return List.of();
+        }
+        List<ReadyItem> items = ready.get(best);
+        int n = Math.min(items.size(), Math.max(1, limit.applyAsInt(best)));
+        List<ReadyItem> batch = new ArrayList<>(items.subList(0, n));
+        items.subList(0, n).clear();
+        if (items.isEmpty()) {
+            ready.remove(best);
+        }
+        lastServed.put(best, turn++);
+        return batch;
+    }
+
+    /** Drops every ready node of {@code requestId} (failed, draining or removed). */
+    void removeRequest(String requestId) {
+        Iterator<List<ReadyItem>> lists = ready.values().iterator();
+        while (lists.hasNext()) {
+            List<ReadyItem> items = lists.next();
+            items.removeIf(item -> {
+                if (item.request().requestId.equals(requestId)) {
+                    item.node().queued = false;
+                    return true;
+                }
+                return false;
+            });
+            if (items.isEmpty()) {
+                lists.remove();
+            }
+        }
+    }
+
+    /** Ready nodes waiting, all keys. */
+    int queued() {
+        return ready.values().stream().mapToInt(List::size).sum();
+    }
+
+    /** Distinct requests with a ready node. */
+    int queuedRequests() {
+        return (int) ready.values().stream().flatMap(List::stream).map(i -> i.request().requestId).distinct().count();
+    }
+
+    static Key key(ReadyItem item) {
+        return new Key(item.request().model, item.node().node.name(), item.pass().walk);
+    }
+}

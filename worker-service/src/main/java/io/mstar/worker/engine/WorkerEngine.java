@@ -1,0 +1,856 @@
+package io.mstar.worker.engine;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.LongConsumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.mstar.graph.GraphEdge;
+import io.mstar.graph.GraphNode;
+import io.mstar.graph.ModelGraph;
+import io.mstar.graph.NameAndDestination;
+import io.mstar.graph.NestedLoopIndices;
+import io.mstar.graph.SpecialDestinations;
+import io.mstar.graph.TensorPointerInfo;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.messaging.EntityId;
+import io.mstar.model.ModelGraphs;
+import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.tensor.TensorStoreSnapshot;
+import io.mstar.tensor.device.DeviceException;
+import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.DrainRequest;
+import io.mstar.wire.FailRequests;
+import io.mstar.wire.InputSignals;
+import io.mstar.wire.NewRequest;
+import io.mstar.wire.ReadsDone;
+import io.mstar.wire.RemoveRequest;
+import io.mstar.wire.RequestScoped;
+import io.mstar.wire.StopLoops;
+import io.mstar.wire.TensorReceived;
+import io.mstar.wire.UnpersistTensors;
+import io.mstar.wire.WorkerGraphsDone;
+import io.mstar.wire.WorkerMessage;
+import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeKernel;
+import io.mstar.worker.kernel.NodeResult;
+import io.mstar.worker.kernel.Tensor;
+
+/**
+ * What a worker does with requests (ARCHITECTURE §5–§9, docs/request-flow.md, docs/worker-runtime.md): request
+ * lifecycle, parking and tombstones, reads and acks, passes, loops, batching and routing. Every method runs on the
+ * engine loop, which owns all of this state; read completions come back through {@code loopExecutor}. Other threads
+ * read only the published {@link EngineSnapshot} and {@link #deviceHealthy()}.
+ */
+public final class WorkerEngine {
+
+    private static final Logger log = LoggerFactory.getLogger(WorkerEngine.class);
+
+    /** A slot filled by a signal-only edge: no tensor behind it. */
+    static final long NO_TENSOR = -1L;
+
+    private final EntityId self;
+    private final EngineProperties settings;
+    private final Map<Integer, WorkerGraph> graphs = new LinkedHashMap<>();
+    private final Map<String, ModelGraph> models = new HashMap<>();
+    private final KernelCatalog kernels;
+    private final DataPlane data;
+    private final Outbox outbox;
+    private final Executor loopExecutor;
+    private final EngineMeters meters;
+    private final TensorLedger ledger;
+    private final Router router;
+    private final LoopAdvance loops;
+    private final Scheduler scheduler = new Scheduler();
+    private final Tombstones tombstones;
+    private final ParkedMessages parked;
+    private final Map<String, RequestState> requests = new LinkedHashMap<>();
+    private final ReadAcks acks = new ReadAcks();
+    private final Set<String> inRunningBatch = new HashSet<>();
+    private final Set<String> deferredRemovals = new HashSet<>();
+    private volatile boolean deviceHealthy = true;
+    private volatile EngineSnapshot snapshot = EngineSnapshot.EMPTY;
+    private long lastSnapshotNanos;
+    private long ignoredAcks;
+    private long droppedLate;
+
+    public WorkerEngine(EntityId self, EngineProperties settings, List<WorkerGraph> workerGraphs, KernelCatalog kernels,
+            DataPlane data, Outbox outbox, Executor loopExecutor, EngineMeters meters) {
+        this.self = self;
+        this.settings = settings;
+        workerGraphs.forEach(g -> graphs.put(g.id(), g));
+        this.kernels = kernels;
+        this.data = data;
+        this.outbox = outbox;
+        this.loopExecutor = loopExecutor;
+        this.meters = meters;
+        this.ledger = new TensorLedger(data);
+        this.router = new Router(self, graphs, this::modelGraph, ledger, outbox);
+        this.loops = new LoopAdvance(self, graphs, ledger, router, outbox);
+        this.tombstones = new Tombstones(settings.tombstones());
+        this.parked = new ParkedMessages(settings.maxParkedPerRequest());
+    }
+
+    // ---------------------------------------------------------------- messages
+
+    public void handle(WorkerMessage message) {
+        try {
+            dispatch(message);
+        } catch (DeviceException e) {
+            if (e.isFatal()) {
+                fatal(e);
+            } else {
+                failOwner(message, e.toString());
+            }
+        } catch (RuntimeException e) {
+            log.warn("{} failed: {}", message.messageType().value(), e.toString(), e);
+            failOwner(message, e.toString());
+        }
+    }
+
+    private void failOwner(WorkerMessage message, String error) {
+        if (message.body() instanceof RequestScoped scoped) {
+            RequestState request = requests.get(scoped.requestId());
+            if (request != null) {
+                fail(request, error);
+            } else if (message.body() instanceof NewRequest && !tombstones.contains(scoped.requestId())) {
+                // refused before it was created (e.g. worker graphs of another deployment): the conductor must know
+                outbox.toConductor(ConductorMessage.of(new FailRequests(Map.of(scoped.requestId(), error))));
+            }
+        }
+    }
+
+    private void dispatch(WorkerMessage message) {
+        if (message.body() instanceof NewRequest newRequest) {
+            onNewRequest(newRequest);
+            return;
+        }
+        if (!(message.body() instanceof RequestScoped scoped)) {
+            log.warn("{} is not run by this engine (tensor parallelism is not supported yet); dropped",
+                    message.messageType().value());
+            return;
+        }
+        String id = scoped.requestId();
+        if (tombstones.contains(id)) {
+            dropLate(message);
+            return;
+        }
+        RequestState request = requests.get(id);
+        if (request == null) {
+            if (message.body() instanceof RemoveRequest) {
+                tombstones.add(id);
+                parked.take(id).forEach(this::dropLate);
+                return;
+            }
+            if (message.body() instanceof DrainRequest) {
+                // Nothing read for it here, so nothing to wait for; parked too in case its NewRequest is late.
+                sendReadsDone(id);
+            }
+            park(id, message);
+            return;
+        }
+        Object body = message.body();
+        if (body instanceof InputSignals signals) {
+            onInputSignals(request, signals, message);
+        } else if (body instanceof TensorReceived received) {
+            onTensorReceived(received);
+        } else if (body instanceof UnpersistTensors unpersist) {
+            onUnpersist(unpersist);
+        } else if (body instanceof StopLoops stop) {
+            onStopLoops(request, stop);
+        } else if (body instanceof DrainRequest) {
+            onDrain(request);
+        } else if (body instanceof RemoveRequest) {
+            onRemove(request);
+        } else {
+            log.warn("{} not handled", message.messageType().value());
+        }
+    }
+
+    private void park(String requestId, WorkerMessage message) {
+        WorkerMessage pushedOut = parked.park(requestId, message);
+        if (pushedOut != null) {
+            log.warn("request {}: too many parked messages, dropped the oldest {}", requestId,
+                    pushedOut.messageType().value());
+            dropLate(pushedOut);
+        }
+    }
+
+    /** A message for a removed request: dropped, its tensor edges acknowledged unread. */
+    private void dropLate(WorkerMessage message) {
+        droppedLate++;
+        if (message.body() instanceof InputSignals signals) {
+            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(signals.requestId(), d)));
+        } else if (message.body() instanceof NewRequest newRequest) {
+            newRequest.initialInputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(newRequest.requestId(), d)));
+        }
+    }
+
+    private void onNewRequest(NewRequest message) {
+        String id = message.requestId();
+        if (tombstones.contains(id)) {
+            dropLate(WorkerMessage.of(message));
+            return;
+        }
+        List<WorkerGraph> partitionGraphs = message.partitionWorkerGraphIds().stream().map(graphs::get).toList();
+        if (partitionGraphs.isEmpty() || partitionGraphs.contains(null)) {
+            throw new EngineException(EngineException.Reason.BAD_MESSAGE, "request " + id
+                    + " names worker graphs " + message.partitionWorkerGraphIds() + " not all of this deployment");
+        }
+        String model = partitionGraphs.get(0).model();
+        RequestState request = requests.get(id);
+        if (request == null) {
+            request = new RequestState(id, model, message.workerGraphToWorkers());
+            requests.put(id, request);
+            try {
+                kernels.model(model);
+            } catch (RuntimeException e) {
+                fail(request, e.getMessage());
+            }
+        }
+        CurrentForwardPassInfo info = message.requestInfo();
+        String partitionName = info.partitionName();
+        if (request.partitions.containsKey(partitionName)) {
+            log.info("request {}: duplicate NewRequest for partition {} ignored", id, partitionName);
+            return;
+        }
+        PartitionState partition = new PartitionState(partitionName, message.partitionWorkerGraphIds(), info);
+        for (WorkerGraph graph : partitionGraphs) {
+            for (GraphNode node : graph.piece().nodes().values()) {
+                if (node.consumesStream() && runsHere(request, graph)) {
+                    node.inputNames().forEach(name -> partition.streams.computeIfAbsent(name,
+                            n -> new TokenStreamBuffer(kernels.model(model).chunkSize(n))));
+                }
+            }
+        }
+        request.partitions.put(partitionName, partition);
+        if (request.schedulable()) {
+            if (partition.streams.isEmpty()) {
+                startPass(request, partition, info); // a stream consumer's passes start with its chunks instead
+            }
+            deliverToNodes(request, partition, message.initialInputs());
+        } else {
+            message.initialInputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(id, d)));
+        }
+        for (WorkerMessage replay : parked.take(id)) {
+            handle(replay);
+        }
+    }
+
+    private void onInputSignals(RequestState request, InputSignals signals, WorkerMessage message) {
+        PartitionState partition = request.partitions.get(signals.partitionName());
+        if (partition == null) {
+            park(request.requestId, message); // its partition's NewRequest is still on the way
+            return;
+        }
+        if (!request.schedulable()) {
+            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(request.requestId, d)));
+            return;
+        }
+        if (!signals.producerDone().isEmpty()) {
+            partition.producerDone = true;
+        }
+        List<GraphEdge> nodeEdges = new ArrayList<>();
+        for (GraphEdge edge : signals.inputs()) {
+            if (edge.isStreaming()) {
+                TokenStreamBuffer buffer = partition.streams.get(edge.name());
+                if (buffer == null) {
+                    throw new EngineException(EngineException.Reason.BAD_MESSAGE, "partition '" + partition.name
+                            + "' consumes no stream '" + edge.name() + "'");
+                }
+                for (TensorPointerInfo d : edge.tensorInfo()) {
+                    TokenStreamBuffer.Entry entry = buffer.register(); // in arrival order of the signals
+                    fetch(request, d, uuid -> buffer.landed(entry, uuid, ledger.info(uuid).dtype()));
+                }
+            } else {
+                nodeEdges.add(edge);
+            }
+        }
+        if (nodeEdges.isEmpty()) {
+            return; // streaming-only signals never touch the pass info
+        }
+        CurrentForwardPassInfo info = signals.requestInfo();
+        if (!partition.idle() && !partition.pass.walk.equals(info.graphWalk())) {
+            partition.pending.add(new InputSignals(signals.requestId(), nodeEdges, info, signals.partitionName(), null));
+            return;
+        }
+        partition.info = info;
+        if (partition.idle()) {
+            startPass(request, partition, info);
+        }
+        deliverToNodes(request, partition, nodeEdges);
+    }
+
+    private void onTensorReceived(TensorReceived received) {
+        received.successfulTensors().forEach((uuid, n) -> {
+            if (ledger.holds(uuid)) {
+                ledger.release(uuid, n);
+            } else {
+                ignoredAcks++; // freed already (its request was removed, or a duplicate ack)
+            }
+        });
+        if (!received.failedTensorIds().isEmpty()) {
+            log.warn("request {}: a consumer failed to read {}", received.requestId(), received.failedTensorIds());
+        }
+    }
+
+    private void onUnpersist(UnpersistTensors unpersist) {
+        unpersist.uuidToRefCount().forEach((uuid, n) -> {
+            if (!ledger.unpersist(uuid, n)) {
+                ignoredAcks++;
+            }
+        });
+    }
+
+    private void onStopLoops(RequestState request, StopLoops stop) {
+        PartitionState partition = request.partitions.get(stop.partitionName());
+        if (partition == null) {
+            return;
+        }
+        for (String loop : stop.loopNames()) {
+            NestedLoopIndices at = stop.loopStopTimes().get(loop);
+            NestedLoopIndices applied = partition.appliedStops.get(loop);
+            boolean newer = applied == null || (at != null && at.labelContextGt(applied, loop));
+            if (!newer) {
+                continue; // a stop of this loop instance was applied already
+            }
+            if (at != null) {
+                partition.appliedStops.put(loop, at);
+            }
+            if (partition.pass != null && partition.pass.loops.containsKey(loop)) {
+                partition.pass.loops.get(loop).finishRequested = true;
+            }
+        }
+    }
+
+    private void onDrain(RequestState request) {
+        if (request.phase != RequestPhase.DRAINING) {
+            meters.cancelled("drain");
+        }
+        request.move(RequestPhase.Event.DRAIN);
+        scheduler.removeRequest(request.requestId);
+        if (request.readsInFlight == 0) {
+            sendReadsDone(request.requestId);
+        } else {
+            request.readsDoneOwed = true;
+        }
+    }
+
+    private void onRemove(RequestState request) {
+        if (inRunningBatch.contains(request.requestId)) {
+            deferredRemovals.add(request.requestId);
+            return;
+        }
+        remove(request);
+    }
+
+    private void remove(RequestState request) {
+        String id = request.requestId;
+        scheduler.removeRequest(id);
+        requests.remove(id);
+        tombstones.add(id);
+        flushAcks(); // reads that landed are still acknowledged
+        parked.take(id).forEach(this::dropLate);
+        try {
+            ledger.store().removeRequest(id);
+        } catch (RuntimeException e) {
+            log.error("request {}: freeing its tensors failed: {}", id, e.toString(), e);
+        }
+        data.reader().forget(id);
+        meters.cancelled("remove");
+    }
+
+    // ---------------------------------------------------------------- reads and ingest
+
+    private void deliverToNodes(RequestState request, PartitionState partition, List<GraphEdge> edges) {
+        PartitionPass pass = partition.pass;
+        for (GraphEdge edge : edges) {
+            NodeState node = pass == null ? null : pass.nodes.get(edge.nextNode());
+            if (node == null) {
+                edge.tensorInfo().forEach(d -> ackUnread(request.requestId, d));
+                throw new EngineException(EngineException.Reason.BAD_MESSAGE, "edge '" + edge.name() + "' for node '"
+                        + edge.nextNode() + "', which this worker does not run in walk " + partition.info.graphWalk());
+            }
+            if (edge.tensorInfo().isEmpty()) {
+                ingest(request, partition, pass, node, edge.name(), NO_TENSOR);
+            } else if (edge.tensorInfo().size() > 1) {
+                edge.tensorInfo().forEach(d -> ackUnread(request.requestId, d));
+                throw new EngineException(EngineException.Reason.BAD_MESSAGE, "edge '" + edge.name() + "' carries "
+                        + edge.tensorInfo().size() + " tensors; a node input takes one");
+            } else {
+                fetch(request, edge.tensorInfo().get(0), uuid -> ingest(request, partition, pass, node, edge.name(), uuid));
+            }
+        }
+    }
+
+    /**
+     * Gets a handed-out tensor: ours already (no copy: take a node reference and settle the hand-out as its own ack),
+     * or a read from the producer, acknowledged once the bytes landed. {@code then} gets the local uuid, holding one
+     * reference, on the loop.
+     */
+    private void fetch(RequestState request, TensorPointerInfo d, LongConsumer then) {
+        if (d.sourceEntity().equals(self.value())) {
+            if (!ledger.holds(d.uuid())) {
+                throw new EngineException(EngineException.Reason.READ_FAILED, "tensor " + d.uuid()
+                        + " was handed out by this worker but is freed");
+            }
+            ledger.hold(d.uuid(), 1);
+            ledger.release(d.uuid(), 1);
+            then.accept(d.uuid());
+            return;
+        }
+        ByteBuffer bytes = ByteBuffer.allocateDirect((int) d.nbytes());
+        request.readsInFlight++;
+        CompletableFuture<?> read;
+        try {
+            read = data.reader().read(request.requestId, d, bytes);
+        } catch (RuntimeException e) {
+            read = CompletableFuture.failedFuture(e);
+        }
+        read.whenComplete((result, error) -> onLoop(() -> landed(request, d, bytes, error, then)));
+    }
+
+    private void landed(RequestState request, TensorPointerInfo d, ByteBuffer bytes, Throwable error, LongConsumer then) {
+        request.readsInFlight--;
+        boolean live = requests.get(request.requestId) == request;
+        if (!live) {
+            return; // removed meanwhile: the producer freed its side in the same teardown
+        }
+        if (error != null) {
+            acks.failed(request.requestId, d);
+            fail(request, "reading tensor " + d.uuid() + " from " + d.sourceEntity() + " failed: " + error);
+        } else {
+            acks.landed(request.requestId, d);
+            if (request.schedulable()) {
+                try {
+                    long uuid = ledger.storeReceived(request.requestId, d, bytes);
+                    then.accept(uuid);
+                } catch (DeviceException e) {
+                    if (e.isFatal()) {
+                        fatal(e);
+                    } else {
+                        fail(request, "storing tensor " + d.uuid() + " failed: " + e.getMessage());
+                    }
+                } catch (RuntimeException e) {
+                    log.warn("request {}: ingesting tensor {} failed: {}", request.requestId, d.uuid(), e.toString(), e);
+                    fail(request, e.toString());
+                }
+            }
+        }
+        if (request.readsDoneOwed && request.readsInFlight == 0) {
+            request.readsDoneOwed = false;
+            sendReadsDone(request.requestId);
+        }
+    }
+
+    private void ingest(RequestState request, PartitionState partition, PartitionPass pass, NodeState node, String signal,
+            long uuid) {
+        if (pass.complete || !request.schedulable() || partition.pass != pass) {
+            releaseSlot(uuid);
+            return;
+        }
+        Long old = node.current.putIfAbsent(signal, uuid);
+        if (old != null) {
+            log.warn("request {}: node {} already has '{}' for this iteration; the second one is dropped",
+                    request.requestId, node.node.name(), signal);
+            releaseSlot(uuid);
+            return;
+        }
+        LoopState loop = node.loop;
+        NameAndDestination key = new NameAndDestination(signal, node.node.name());
+        if (loop != null && loop.externalInputs.contains(key) && !loop.retained.containsKey(key) && uuid != NO_TENSOR) {
+            ledger.hold(uuid, 1);
+            loop.retained.put(key, uuid);
+        }
+        maybeSchedule(request, partition, pass, node);
+    }
+
+    private void maybeSchedule(RequestState request, PartitionState partition, PartitionPass pass, NodeState node) {
+        if (request.schedulable() && node.ready()) {
+            scheduler.add(new ReadyItem(request, partition, pass, node));
+        }
+    }
+
+    private void releaseSlot(long uuid) {
+        if (uuid != NO_TENSOR) {
+            ledger.release(uuid, 1);
+        }
+    }
+
+    /** A tensor edge this worker will not read: the producer may drop the hand-out's reference. */
+    private void ackUnread(String requestId, TensorPointerInfo d) {
+        if (d.sourceEntity().equals(self.value())) {
+            if (ledger.holds(d.uuid())) {
+                ledger.release(d.uuid(), 1);
+            }
+        } else {
+            acks.landed(requestId, d); // conductor inputs need none: it frees them at RemoveRequest
+        }
+    }
+
+    private void flushAcks() {
+        acks.flush(outbox);
+    }
+
+    // ---------------------------------------------------------------- passes
+
+    private boolean runsHere(RequestState request, WorkerGraph graph) {
+        List<String> workers = request.workerGraphToWorkers.get(graph.id());
+        return workers != null && workers.contains(self.value());
+    }
+
+    private void startPass(RequestState request, PartitionState partition, CurrentForwardPassInfo info) {
+        List<WorkerGraph> local = partition.workerGraphIds.stream().map(graphs::get)
+                .filter(g -> g.walk().equals(info.graphWalk()) && runsHere(request, g)).toList();
+        if (local.isEmpty()) {
+            partition.pass = null;
+            return;
+        }
+        PartitionPass pass = new PartitionPass(info, local);
+        partition.pass = pass;
+        for (NodeState node : pass.nodes.values()) {
+            maybeSchedule(request, partition, pass, node);
+        }
+    }
+
+    /** Cuts stream chunks for idle partitions; each chunk starts a pass of the partition's walk. */
+    private void pollStreams() {
+        for (RequestState request : List.copyOf(requests.values())) {
+            if (!request.schedulable()) {
+                continue;
+            }
+            for (PartitionState partition : request.partitions.values()) {
+                if (partition.streams.isEmpty() || !partition.idle()) {
+                    continue;
+                }
+                for (Map.Entry<String, TokenStreamBuffer> stream : partition.streams.entrySet()) {
+                    TokenStreamBuffer.Chunk chunk = stream.getValue().poll(partition.producerDone);
+                    if (chunk != null) {
+                        startChunkPass(request, partition, stream.getKey(), chunk);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    private void startChunkPass(RequestState request, PartitionState partition, String edge, TokenStreamBuffer.Chunk chunk) {
+        Tensor joined = ledger.concatenate(chunk.uuids(), partition.streams.get(edge).dtype());
+        long uuid = ledger.storeMade(request.requestId, joined); // its one reference is the consumer node's
+        chunk.uuids().forEach(u -> ledger.release(u, 1));
+        startPass(request, partition, partition.info);
+        PartitionPass pass = partition.pass;
+        NodeState consumer = pass == null ? null : pass.nodes.values().stream()
+                .filter(n -> n.node.consumesStream() && n.node.inputNames().contains(edge)).findFirst().orElse(null);
+        if (consumer == null) {
+            ledger.release(uuid, 1);
+            throw new EngineException(EngineException.Reason.BAD_MESSAGE, "no node of walk "
+                    + partition.info.graphWalk() + " consumes stream '" + edge + "' here");
+        }
+        pass.finalStreamChunk = chunk.last();
+        ingest(request, partition, pass, consumer, edge, uuid);
+    }
+
+    // ---------------------------------------------------------------- batches
+
+    /** One turn of work after the commands: stream chunks, one batch, acks, published state. Answers whether more is ready. */
+    public boolean turn(long nowNanos) {
+        try {
+            pollStreams();
+        } catch (DeviceException e) {
+            if (e.isFatal()) {
+                fatal(e);
+            }
+        } catch (RuntimeException e) {
+            log.warn("cutting stream chunks failed: {}", e.toString(), e);
+        }
+        runBatch();
+        flushAcks();
+        if (nowNanos - lastSnapshotNanos > 50_000_000L || scheduler.queued() == 0) {
+            publishSnapshot();
+            lastSnapshotNanos = nowNanos;
+        }
+        return scheduler.queued() > 0;
+    }
+
+    private void runBatch() {
+        List<ReadyItem> batch = scheduler.next(key -> Math.min(settings.maxBatchSize(),
+                kernels.model(key.model()).kernel(key.node()).maxBatchSize()));
+        if (batch.isEmpty()) {
+            return;
+        }
+        Scheduler.Key key = Scheduler.key(batch.get(0));
+        NodeKernel kernel = kernels.model(key.model()).kernel(key.node());
+        List<NodeCall> calls = new ArrayList<>(batch.size());
+        for (ReadyItem item : batch) {
+            Map<String, Tensor> inputs = new HashMap<>();
+            item.node().current.forEach((name, uuid) -> {
+                if (uuid != NO_TENSOR) {
+                    inputs.put(name, ledger.tensor(uuid));
+                }
+            });
+            calls.add(new NodeCall(item.request().requestId, inputs, item.pass().info, item.pass().position(item.node())));
+            inRunningBatch.add(item.request().requestId);
+        }
+        long start = System.nanoTime();
+        List<NodeResult> results;
+        try {
+            results = kernel.forward(data.device(), calls);
+            if (results.size() != calls.size()) {
+                throw new EngineException(EngineException.Reason.KERNEL_FAILED, "kernel of " + key.node()
+                        + " answered " + results.size() + " results for " + calls.size() + " calls");
+            }
+        } catch (DeviceException e) {
+            batch.forEach(item -> item.node().queued = false);
+            inRunningBatch.clear();
+            if (e.isFatal()) {
+                fatal(e);
+            } else {
+                batch.forEach(item -> fail(item.request(), "batch of " + key.node() + " failed: " + e.getMessage()));
+            }
+            removeDeferred();
+            return;
+        } catch (RuntimeException e) {
+            log.warn("batch of {} ({} requests) failed: {}", key.node(), batch.size(), e.toString(), e);
+            batch.forEach(item -> item.node().queued = false);
+            inRunningBatch.clear();
+            batch.forEach(item -> fail(item.request(), "batch of " + key.node() + " failed: " + e));
+            removeDeferred();
+            return;
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        meters.batch(key.model(), key.node(), key.walk(), batch.size(), seconds);
+        for (int i = 0; i < batch.size(); i++) {
+            ReadyItem item = batch.get(i);
+            NodeResult result = results.get(i);
+            item.node().queued = false;
+            if (requests.get(item.request().requestId) != item.request()) {
+                result.outputs().values().forEach(t -> data.device().free(t.buffer()));
+                continue;
+            }
+            if (result.failed()) {
+                fail(item.request(), result.error());
+                continue;
+            }
+            try {
+                complete(item, result, seconds);
+            } catch (DeviceException e) {
+                if (e.isFatal()) {
+                    fatal(e);
+                    break;
+                }
+                fail(item.request(), e.toString());
+            } catch (RuntimeException e) {
+                log.warn("request {}: after {} failed: {}", item.request().requestId, key.node(), e.toString(), e);
+                fail(item.request(), e.toString());
+            }
+        }
+        inRunningBatch.clear();
+        removeDeferred();
+    }
+
+    private void removeDeferred() {
+        for (String id : List.copyOf(deferredRemovals)) {
+            RequestState request = requests.get(id);
+            if (request != null) {
+                remove(request);
+            }
+        }
+        deferredRemovals.clear();
+    }
+
+    /** A node's outputs for one request: release its inputs, store and route its outputs, advance loops and the pass. */
+    private void complete(ReadyItem item, NodeResult result, double seconds) {
+        RequestState request = item.request();
+        PartitionState partition = item.partition();
+        PartitionPass pass = item.pass();
+        NodeState node = item.node();
+        pass.time(node.node.name(), seconds);
+        NestedLoopIndices position = pass.position(node);
+        node.current.values().forEach(this::releaseSlot);
+        node.current.clear();
+        node.ran = true;
+        Map<String, Long> outputs = new LinkedHashMap<>();
+        result.outputs().forEach((name, tensor) ->
+                outputs.put(name, ledger.storeOutput(request.requestId, tensor, node.node.name(), pass.walk)));
+        try {
+            LoopState loop = node.loop;
+            List<GraphEdge> now = new ArrayList<>();
+            for (GraphEdge edge : node.node.outputs()) {
+                if (loop == null) {
+                    now.add(edge);
+                } else if (loop.loopBack.contains(new NameAndDestination(edge.name(), edge.nextNode()))) {
+                    loops.loopBack(pass, edge, outputs.get(edge.name()));
+                } else if (loop.bodyNodes.contains(edge.nextNode()) || SpecialDestinations.isSpecial(edge.nextNode())
+                        || (edge.isStreaming() && edge.targetPartition() != null)) {
+                    now.add(edge);
+                }
+                // Other edges leave the loop only as its declared outputs, after the last iteration.
+            }
+            if (loop != null) {
+                loops.keep(loop, outputs);
+                if (result.finish()) {
+                    loop.finishRequested = true;
+                    loop.finishedLocally = true;
+                }
+            }
+            router.route(request, partition, pass, now, outputs, position,
+                    (target, signal, uuid) -> ingest(request, partition, pass, target, signal, uuid));
+        } finally {
+            outputs.values().forEach(uuid -> ledger.release(uuid, 1)); // the safety hold
+        }
+        if (node.loop != null) {
+            loops.endIterationIfDone(request, partition, pass, node.loop,
+                    (target, signal, uuid) -> ingest(request, partition, pass, target, signal, uuid),
+                    body -> maybeSchedule(request, partition, pass, body));
+        }
+        completePassIfDone(request, partition, pass);
+    }
+
+    private void completePassIfDone(RequestState request, PartitionState partition, PartitionPass pass) {
+        if (pass.complete || !pass.allRan()) {
+            return;
+        }
+        pass.complete = true;
+        report(request, partition, pass);
+        while (partition.idle() && !partition.pending.isEmpty() && request.schedulable()) {
+            InputSignals next = partition.pending.poll();
+            onInputSignals(request, next, WorkerMessage.of(next));
+        }
+    }
+
+    /** WorkerGraphsDone, once the broker acknowledged every send of the request so far and the previous report. */
+    private void report(RequestState request, PartitionState partition, PartitionPass pass) {
+        List<String> firstWorkers = request.workerGraphToWorkers.getOrDefault(pass.graphs.get(0).id(), List.of());
+        Map<String, Integer> consumed = new LinkedHashMap<>();
+        partition.streams.forEach((name, buffer) -> consumed.put(name, buffer.consumed()));
+        WorkerGraphsDone done = WorkerGraphsDone.builder(request.requestId, pass.graphIds(),
+                        !firstWorkers.isEmpty() && firstWorkers.get(0).equals(self.value()))
+                .persistSignals(pass.persistSignals)
+                .newTokenCounts(pass.newTokenCounts)
+                .outputSignalNames(List.copyOf(pass.outputSignalNames))
+                .partitionName(partition.name)
+                .partitionDone(pass.finalStreamChunk)
+                .streamTokensConsumed(consumed)
+                .outputLoopIndices(pass.outputLoopIndices)
+                .graphTimings(pass.timings)
+                .build();
+        List<CompletableFuture<?>> gate = new ArrayList<>(request.unackedSends);
+        gate.add(request.lastReport);
+        request.unackedSends = new ArrayList<>();
+        CompletableFuture<Object> sent = new CompletableFuture<>();
+        request.lastReport = sent;
+        CompletableFuture.allOf(gate.toArray(CompletableFuture[]::new)).whenComplete((v, error) -> onLoop(() -> {
+            if (requests.get(request.requestId) != request || !request.schedulable()) {
+                sent.complete(null);
+                return;
+            }
+            if (error != null) {
+                fail(request, "a send was not acknowledged by the broker: " + error);
+                sent.complete(null);
+                return;
+            }
+            outbox.toConductor(ConductorMessage.of(done)).whenComplete((r, e) -> sent.complete(null));
+        }));
+    }
+
+    // ---------------------------------------------------------------- failures
+
+    private void fail(RequestState request, String error) {
+        if (request.phase != RequestPhase.ACTIVE) {
+            return;
+        }
+        request.move(RequestPhase.Event.FAIL);
+        scheduler.removeRequest(request.requestId);
+        meters.cancelled("fail");
+        outbox.toConductor(ConductorMessage.of(new FailRequests(Map.of(request.requestId, error))));
+    }
+
+    /** A sticky device error: every request here fails and liveness goes down so the platform replaces the worker. */
+    private void fatal(DeviceException e) {
+        log.error("fatal device error on {}: every request fails and liveness goes down", data.device().name(), e);
+        deviceHealthy = false;
+        Map<String, String> errors = new LinkedHashMap<>();
+        for (RequestState request : requests.values()) {
+            if (request.phase == RequestPhase.ACTIVE) {
+                request.move(RequestPhase.Event.FAIL);
+                scheduler.removeRequest(request.requestId);
+                meters.cancelled("fail");
+                errors.put(request.requestId, "fatal device error: " + e.getMessage());
+            }
+        }
+        if (!errors.isEmpty()) {
+            outbox.toConductor(ConductorMessage.of(new FailRequests(errors)));
+        }
+    }
+
+    private void sendReadsDone(String requestId) {
+        outbox.toConductor(ConductorMessage.of(new ReadsDone(requestId, self.value())));
+    }
+
+    // ---------------------------------------------------------------- plumbing
+
+    private void onLoop(Runnable command) {
+        try {
+            loopExecutor.execute(command);
+        } catch (RuntimeException e) {
+            log.debug("engine loop stopped; a completion is dropped: {}", e.toString());
+        }
+    }
+
+    private ModelGraph modelGraph(String model) {
+        return models.computeIfAbsent(model, ModelGraphs::of);
+    }
+
+    private void publishSnapshot() {
+        TensorStoreSnapshot tensors = ledger.store().snapshot();
+        int reads = requests.values().stream().mapToInt(r -> r.readsInFlight).sum();
+        snapshot = new EngineSnapshot(requests.size(), scheduler.queuedRequests(), scheduler.queued(), parked.size(),
+                reads, tombstones.size(), tensors);
+    }
+
+    /** Frees everything at shutdown, on the loop (STYLE §4: the owner releases). */
+    public void shutdown() {
+        try {
+            ledger.store().removeAll();
+        } finally {
+            requests.clear();
+            publishSnapshot();
+        }
+    }
+
+    /** Publishes and answers the snapshot now; on the loop only (tests' leak checks). */
+    EngineSnapshot snapshotNow() {
+        publishSnapshot();
+        return snapshot;
+    }
+
+    /** What other threads may read: published each turn. */
+    public EngineSnapshot snapshot() {
+        return snapshot;
+    }
+
+    public boolean deviceHealthy() {
+        return deviceHealthy;
+    }
+
+    /** Acks and unpersists that named a tensor no longer here, and messages dropped as late (for tests and logs). */
+    long ignoredAcks() {
+        return ignoredAcks;
+    }
+
+    long droppedLate() {
+        return droppedLate;
+    }
+}

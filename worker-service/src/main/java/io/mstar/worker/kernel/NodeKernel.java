@@ -1,0 +1,24 @@
+package io.mstar.worker.kernel;
+
+import java.util.List;
+
+import io.mstar.tensor.device.Device;
+
+/**
+ * The computation of one graph node (ARCHITECTURE §9): a model is its graph, one kernel per node and a conductor
+ * policy. Called on the engine loop only, one batch at a time, with requests that are all in the same walk.
+ *
+ * <p>Contract: {@link #forward} answers exactly one {@link NodeResult} per call, in order. A per-request problem
+ * (bad input shape, out of memory for that request) is a {@link NodeResult#failed} result: that request fails
+ * alone. An exception fails every request of the batch; before throwing, the kernel frees what it allocated.
+ * A {@code DeviceException} that is fatal fails the whole worker.
+ */
+public interface NodeKernel {
+
+    /** The engine's limit for one batch of this node; the scheduler never exceeds it. */
+    default int maxBatchSize() {
+        return 64;
+    }
+
+    List<NodeResult> forward(Device device, List<NodeCall> batch);
+}

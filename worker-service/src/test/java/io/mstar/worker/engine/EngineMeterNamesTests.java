@@ -1,0 +1,38 @@
+package io.mstar.worker.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+
+/** STYLE §9: every declared engine meter shows up in the scrape under the name operators query, bounded tags only. */
+class EngineMeterNamesTests {
+
+    @Test
+    void theScrapeHoldsEveryDeclaredEngineMeter() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        EngineMeters meters = new EngineMeters(registry, () -> new EngineSnapshot(3, 1, 2, 0, 0, 0,
+                io.mstar.tensor.TensorStoreSnapshot.EMPTY));
+        meters.batch("counter", "step", "decode", 4, 0.002);
+        meters.cancelled("drain");
+
+        String scrape = registry.scrape();
+        for (EngineMeters.Definition d : EngineMeters.Definition.values()) {
+            String name = d.type() == io.micrometer.core.instrument.Meter.Type.TIMER
+                    || d.type() == io.micrometer.core.instrument.Meter.Type.DISTRIBUTION_SUMMARY
+                    ? d.prometheusName() + "_count" : d.prometheusName();
+            assertThat(scrape).as(d.name()).containsPattern("(?m)^" + name + "[{ ]");
+        }
+        assertThat(scrape).contains("mstar_worker_batches_total{model=\"counter\",node=\"step\",walk=\"decode\"} 1.0");
+        assertThat(scrape).contains("mstar_worker_step_seconds_count{model=\"counter\",node=\"step\",walk=\"decode\"} 1");
+        assertThat(scrape).contains("mstar_worker_batch_size_sum{model=\"counter\",node=\"step\"} 4.0");
+        assertThat(scrape).contains("mstar_worker_requests_active 3.0");
+        assertThat(scrape).contains("mstar_worker_cancellations_total{reason=\"drain\"} 1.0");
+        assertThat(scrape).contains("mstar_worker_cancellations_total{reason=\"fail\"} 0.0");
+
+        meters.close();
+        assertThat(registry.getMeters()).isEmpty();
+    }
+}

@@ -1,0 +1,101 @@
+package io.mstar.worker.engine;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Predicate;
+
+import io.mstar.messaging.EntityId;
+import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.WorkerMessage;
+
+/**
+ * The control plane of in-process tests, in place of Kafka: every send is recorded, a worker message is handed to
+ * the addressed engine loop at once (or held back while {@link #hold} matches, to reorder), a conductor message is
+ * queued for the test's conductor. Sends complete at once, as a broker ack would.
+ */
+final class InProcessBroker {
+
+    record Sent(String from, String to, Object message) {
+    }
+
+    final List<Sent> sent = Collections.synchronizedList(new ArrayList<>());
+    final BlockingQueue<ConductorMessage> conductor = new LinkedBlockingQueue<>();
+    private final Map<String, EngineLoop> workers = new ConcurrentHashMap<>();
+    private final List<Sent> held = new ArrayList<>();
+    private volatile Predicate<Sent> hold = s -> false;
+
+    void register(EntityId worker, EngineLoop loop) {
+        workers.put(worker.value(), loop);
+    }
+
+    Outbox outboxOf(EntityId from) {
+        return new Outbox() {
+            @Override
+            public CompletableFuture<?> toConductor(ConductorMessage message) {
+                sent.add(new Sent(from.value(), EntityId.CONDUCTOR.value(), message));
+                conductor.add(message);
+                return CompletableFuture.completedFuture(null);
+            }
+
+            @Override
+            public CompletableFuture<?> toWorker(EntityId worker, WorkerMessage message) {
+                route(new Sent(from.value(), worker.value(), message));
+                return CompletableFuture.completedFuture(null);
+            }
+        };
+    }
+
+    /** The conductor's sends go through here too, so they are recorded and can be held. */
+    void fromConductor(EntityId worker, WorkerMessage message) {
+        route(new Sent(EntityId.CONDUCTOR.value(), worker.value(), message));
+    }
+
+    private void route(Sent s) {
+        sent.add(s);
+        synchronized (held) {
+            if (hold.test(s)) {
+                held.add(s);
+                return;
+            }
+        }
+        EngineLoop loop = workers.get(s.to());
+        if (loop != null) {
+            loop.deliver((WorkerMessage) s.message());
+        }
+    }
+
+    void hold(Predicate<Sent> predicate) {
+        hold = predicate;
+    }
+
+    /** Stops holding and delivers what was held, in order. */
+    void release() {
+        List<Sent> out;
+        synchronized (held) {
+            hold = s -> false;
+            out = new ArrayList<>(held);
+            held.clear();
+        }
+        out.forEach(s -> workers.get(s.to()).deliver((WorkerMessage) s.message()));
+    }
+
+    int heldCount() {
+        synchronized (held) {
+            return held.size();
+        }
+    }
+
+    /** Worker messages of {@code type} sent to {@code to}. */
+    <T> List<T> sentTo(String to, Class<T> type) {
+        synchronized (sent) {
+            return sent.stream().filter(s -> s.to().equals(to) && s.message() instanceof WorkerMessage m
+                    && type.isInstance(m.body())).map(s -> type.cast(((WorkerMessage) s.message()).body())).toList();
+        }
+    }
+}

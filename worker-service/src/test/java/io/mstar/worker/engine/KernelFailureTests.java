@@ -1,0 +1,136 @@
+package io.mstar.worker.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import io.mstar.model.CounterModel;
+import io.mstar.tensor.device.DeviceException;
+import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.FailRequests;
+import io.mstar.worker.kernel.ModelKernels;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeKernel;
+import io.mstar.worker.kernel.NodeResult;
+import io.mstar.worker.kernel.counter.CounterHostKernels;
+
+/** A kernel's per-request error fails that request alone; an exception fails its batch; the rest carry on. */
+class KernelFailureTests {
+
+    static List<String> failedIds(InProcessBroker broker) {
+        List<String> ids = new ArrayList<>();
+        synchronized (broker.sent) {
+            broker.sent.stream().filter(s -> s.message() instanceof ConductorMessage m && m.body() instanceof FailRequests)
+                    .forEach(s -> ids.addAll(((FailRequests) ((ConductorMessage) s.message()).body()).errors().keySet()));
+        }
+        return ids;
+    }
+
+    @Nested
+    class PerRequestError extends TwoWorkers {
+
+        @Override
+        ModelKernels kernels() {
+            ModelKernels host = CounterHostKernels.kernels();
+            NodeKernel embed = host.kernel(CounterModel.EMBED);
+            return host.with(CounterModel.EMBED, (device, batch) -> {
+                List<NodeResult> results = new ArrayList<>(embed.forward(device, batch));
+                for (int i = 0; i < batch.size(); i++) {
+                    if (batch.get(i).requestId().startsWith("bad")) {
+                        results.get(i).outputs().values().forEach(t -> device.free(t.buffer()));
+                        results.set(i, NodeResult.failed("embed refuses " + batch.get(i).requestId()));
+                    }
+                }
+                return results;
+            });
+        }
+
+        @Test
+        void onlyTheBadRequestFailsAndTheOthersGetTheirOutputs() throws Exception {
+            for (String id : List.of("good-1", "bad-1", "good-2", "good-3")) {
+                conductor.start(id, new int[] {1, 1}, 3, null);
+            }
+            conductor.pumpUntilRemoved(TwoWorkers.TIMEOUT);
+
+            assertThat(failedIds(broker)).containsExactly("bad-1");
+            assertThat(conductor.runs.get("bad-1").failure).isEqualTo("embed refuses bad-1");
+            for (String id : List.of("good-1", "good-2", "good-3")) {
+                assertThat(conductor.runs.get(id).failure).isNull();
+                assertThat(conductor.runs.get(id).flat(CounterModel.TOKEN)).containsExactly(7, 8, 9);
+            }
+        }
+    }
+
+    @Nested
+    class BatchException extends TwoWorkers {
+
+        @Override
+        ModelKernels kernels() {
+            ModelKernels host = CounterHostKernels.kernels();
+            NodeKernel offset = host.kernel(CounterModel.OFFSET);
+            return host.with(CounterModel.OFFSET, (device, batch) -> {
+                if (batch.stream().map(NodeCall::requestId).anyMatch(id -> id.startsWith("explode"))) {
+                    throw new IllegalStateException("offset kernel crashed");
+                }
+                return offset.forward(device, batch);
+            });
+        }
+
+        @Test
+        void anExceptionFailsEveryRequestOfItsBatchAndNoOther() throws Exception {
+            List<String> ids = List.of("explode-1", "calm-1", "calm-2");
+            ids.forEach(id -> conductor.start(id, new int[] {2}, 2, null));
+            conductor.pumpUntilRemoved(TwoWorkers.TIMEOUT);
+
+            List<String> failed = failedIds(broker);
+            assertThat(failed).contains("explode-1").doesNotHaveDuplicates();
+            for (String id : ids) {
+                CounterConductor.Run run = conductor.runs.get(id);
+                if (failed.contains(id)) {
+                    assertThat(run.failure).contains("offset kernel crashed");
+                } else {
+                    // not batched with the crash: it ran to the end
+                    assertThat(run.flat(CounterModel.TOKEN)).containsExactly(6, 7);
+                }
+            }
+            assertThat(Map.copyOf(conductor.runs)).hasSize(3);
+        }
+    }
+
+    @Nested
+    class FatalDeviceError extends TwoWorkers {
+
+        @Override
+        ModelKernels kernels() {
+            ModelKernels host = CounterHostKernels.kernels();
+            return host.with(CounterModel.COUNT, (device, batch) -> {
+                throw new DeviceException(DeviceException.Reason.values()[fatalReason()], device.name(), "sticky");
+            });
+        }
+
+        private static int fatalReason() {
+            for (DeviceException.Reason r : DeviceException.Reason.values()) {
+                if (r.isFatal()) {
+                    return r.ordinal();
+                }
+            }
+            throw new AssertionError("no fatal device reason");
+        }
+
+        @Test
+        void failsEveryRequestOnTheWorkerAndMarksTheDeviceUnhealthy() throws Exception {
+            conductor.start("f-1", new int[] {1}, 2, null);
+            conductor.start("f-2", new int[] {2}, 2, null);
+            conductor.pumpUntilRemoved(TwoWorkers.TIMEOUT);
+
+            assertThat(failedIds(broker)).containsExactlyInAnyOrder("f-1", "f-2");
+            assertThat(w1.loop.deviceHealthy()).isFalse();
+            assertThat(w0.loop.deviceHealthy()).isTrue();
+        }
+    }
+}

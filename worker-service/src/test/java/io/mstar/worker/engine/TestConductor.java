@@ -1,0 +1,90 @@
+package io.mstar.worker.engine;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mstar.graph.TensorPointerInfo;
+import io.mstar.tensor.TensorStore;
+import io.mstar.tensor.TensorUuids;
+import io.mstar.tensor.arena.ArenaReader;
+import io.mstar.tensor.arena.ArenaSettings;
+import io.mstar.tensor.arena.ShmArena;
+import io.mstar.tensor.arena.ShmPlacementListener;
+import io.mstar.tensor.bookkeeping.PlainTensorBookkeeping;
+import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.tensor.transport.ReaderSettings;
+import io.mstar.tensor.transport.TensorPublisher;
+import io.mstar.tensor.transport.TensorReader;
+import io.mstar.tensor.transport.TensorServer;
+import io.mstar.worker.kernel.Int32Tensors;
+
+/**
+ * The conductor's data plane in a test: it stores the client's inputs (persisted, served by its own tensor server)
+ * and reads emitted outputs from the workers. Used from the test thread only.
+ */
+final class TestConductor implements AutoCloseable {
+
+    final HostDevice device = new HostDevice("host", 16 << 20);
+    final TensorStore store;
+    private final ShmArena arena;
+    private final TensorPublisher publisher;
+    private final TensorServer server;
+    private final ArenaReader arenaReader;
+    private final TensorReader reader;
+    private final TensorUuids uuids = TensorUuids.forEntity("conductor");
+
+    TestConductor(Path arenaDirectory) {
+        PlainTensorBookkeeping books = new PlainTensorBookkeeping();
+        arena = new ShmArena(new ArenaSettings(arenaDirectory, "conductor", 64 << 10, 1, 256), ShmPlacementListener.of(books));
+        publisher = new TensorPublisher(arena);
+        store = new TensorStore(books, publisher);
+        server = TensorServer.start(publisher.source(), "127.0.0.1", 0, "127.0.0.1", 1);
+        arenaReader = new ArenaReader(arenaDirectory);
+        reader = new TensorReader(ReaderSettings.defaults("conductor", new HashSet<>(Set.of("127.0.0.1")))
+                .withArenaDirectory(arenaDirectory), arenaReader, new SimpleMeterRegistry());
+    }
+
+    /** Stores a persisted int32 input for {@code requestId} and answers its published descriptor. */
+    TensorPointerInfo input(String requestId, int[] values) {
+        long uuid = uuids.next();
+        ByteBuffer bytes = ByteBuffer.allocateDirect(values.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        bytes.asIntBuffer().put(values);
+        DeviceBuffer buffer = device.allocate(values.length * 4L);
+        device.copyFromHost(bytes, buffer, 0);
+        store.putTensor(requestId, uuid, buffer, new TensorPointerInfo(uuid, List.of((long) values.length), List.of(1L),
+                Int32Tensors.DTYPE, values.length * 4L, buffer.address(), server.sessionId(), "conductor"), null);
+        store.setMetadata(uuid, true, null);
+        return publisher.publish(store, uuid);
+    }
+
+    /** Reads an int32 tensor from its producer (arena or HTTP). */
+    int[] read(String requestId, TensorPointerInfo info) throws Exception {
+        ByteBuffer bytes = ByteBuffer.allocateDirect((int) info.nbytes()).order(ByteOrder.LITTLE_ENDIAN);
+        reader.read(requestId, info, bytes).get(10, TimeUnit.SECONDS);
+        int[] values = new int[(int) (info.nbytes() / 4)];
+        bytes.asIntBuffer().get(values);
+        return values;
+    }
+
+    void removeRequest(String requestId) {
+        store.removeRequest(requestId);
+        reader.forget(requestId);
+    }
+
+    @Override
+    public void close() {
+        store.removeAll();
+        server.close();
+        arena.close();
+        reader.close();
+        arenaReader.close();
+        device.close();
+    }
+}

@@ -1,0 +1,57 @@
+package io.mstar.worker.engine;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import org.springframework.util.unit.DataSize;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.messaging.EntityId;
+import io.mstar.messaging.InboxPosition;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.worker.kernel.KernelCatalog;
+
+/** One worker in a test: its real data plane (host device, store, arena, HTTP tensor server) and engine loop. */
+final class TestWorker implements AutoCloseable {
+
+    final EntityId id;
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    final WorkerDataPlane data;
+    final EngineLoop loop;
+    final EngineMeters meters;
+
+    TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, KernelCatalog kernels, List<WorkerGraph> graphs) {
+        this.id = EntityId.worker(ordinal);
+        DataPlaneProperties settings = new DataPlaneProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
+                DataSize.ofKilobytes(256), 2, DataSize.ofMegabytes(64));
+        this.data = new WorkerDataPlane(id, settings, new HostDevice(HostDevice.NAME, 64 << 20), registry);
+        EngineLoop[] self = new EngineLoop[1];
+        this.meters = new EngineMeters(registry, () -> self[0].snapshot());
+        Outbox outbox = broker.outboxOf(id);
+        // The inbox is never positioned: no SetupDone, the conductor here is the test.
+        self[0] = new EngineLoop(id, Duration.ofSeconds(2), outbox, new InboxPosition(), new SetupDoneAcks(),
+                executor -> new WorkerEngine(id, EngineProperties.defaults(), graphs, kernels, data.parts(), outbox,
+                        executor, meters));
+        this.loop = self[0];
+        broker.register(id, loop);
+        loop.start();
+    }
+
+    /** The engine's state now, taken on the loop. */
+    EngineSnapshot snapshot() {
+        return loop.ask(s -> s.engine().snapshotNow()).block(Duration.ofSeconds(5));
+    }
+
+    long deviceBytes() {
+        return data.device().stats().bytesInUse();
+    }
+
+    @Override
+    public void close() {
+        loop.stop();
+        meters.close();
+        data.close();
+    }
+}

@@ -1,0 +1,77 @@
+package io.mstar.worker.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.graph.WorkerGraphSplit;
+import io.mstar.model.CounterModel;
+import io.mstar.model.ModelGraphs;
+import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.ModelKernels;
+import io.mstar.worker.kernel.counter.CounterHostKernels;
+
+/**
+ * Two in-process workers of the built-in deployment (embed, offset, detok on worker 0; count, step on worker 1), a
+ * test conductor, and the leak check every test ends with: no request, tensor, device byte or arena slot left.
+ */
+abstract class TwoWorkers {
+
+    static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+
+    final List<WorkerGraph> graphs = WorkerGraphSplit.split(DeploymentConfig.loadDefault(),
+            ModelGraphs.of(List.of(CounterModel.NAME)));
+    InProcessBroker broker;
+    TestConductor data;
+    CounterConductor conductor;
+    TestWorker w0;
+    TestWorker w1;
+
+    /** The kernels the workers run; a test may wrap one. */
+    ModelKernels kernels() {
+        return CounterHostKernels.kernels();
+    }
+
+    @BeforeEach
+    void startWorkers() {
+        broker = new InProcessBroker();
+        data = new TestConductor(dir);
+        conductor = new CounterConductor(broker, data, graphs);
+        KernelCatalog catalog = new KernelCatalog(List.of(kernels()));
+        w0 = new TestWorker(0, dir, broker, catalog, graphs);
+        w1 = new TestWorker(1, dir, broker, catalog, graphs);
+    }
+
+    @AfterEach
+    void everythingIsFreed() {
+        try {
+            for (TestWorker w : List.of(w0, w1)) {
+                EngineSnapshot s = w.snapshot();
+                assertThat(s.requests()).as("%s requests", w.id).isZero();
+                assertThat(s.tensors().liveTensors()).as("%s live tensors", w.id).isZero();
+                assertThat(s.readsInFlight()).as("%s reads in flight", w.id).isZero();
+                assertThat(w.deviceBytes()).as("%s device bytes", w.id).isZero();
+                assertThat(w.data.arenaOccupancy().liveSlots()).as("%s arena slots", w.id).isZero();
+                assertThat(s.tensors().errors().values().stream().mapToLong(Long::longValue).sum())
+                        .as("%s tensor store errors %s", w.id, s.tensors().errors()).isZero();
+            }
+            assertThat(data.store.liveTensorCount()).as("conductor tensors").isZero();
+            assertThat(data.device.stats().bytesInUse()).as("conductor device bytes").isZero();
+        } finally {
+            w0.close();
+            w1.close();
+            data.close();
+        }
+    }
+}

@@ -28,7 +28,8 @@ import java.util.Set;
  *     step(state)      state' = state + 1                   -> step (loop-back)
  *                      token  = state'                      -> emit_to_client (text, counts as a new token)
  *                      token_stream = state'                -> detok (streaming, partition detok)
- *                      finish signal when state' == stop_at (step_metadata), the data-dependent stop
+ *                      finish signal when state' == stop_at (step_metadata), the data-dependent stop,
+ *                      and then also stopped = state'      -> persist (tells the conductor why the loop ended)
  *     loop output      state (last iteration)               -> persist
  * partition detok
  *   walk chunk: detok (group 0), consumes the token_stream buffer in chunks of {@value #CHUNK_SIZE}
@@ -37,7 +38,8 @@ import java.util.Set;
  *
  * <p>The conductor's policy: prefill, then decode passes while tokens remain; a decode pass runs
  * {@code min(4, max_tokens - tokens so far)} iterations ({@code dynamic_loop_iter_counts}); a pass
- * that ran fewer iterations than it was given stopped on {@code stop_at}, which ends the partition.
+ * that persisted {@code stopped} hit {@code stop_at}, which ends the partition. (An iteration count
+ * cannot tell: the stop may fall on the pass's last iteration.)
  * With {@code s0 = 2 * sum(tokens) + len(tokens)} a request's outputs are: {@code prefill_out = [s0]},
  * tokens {@code s0+1, s0+2, ...} up to {@code max_tokens} of them or up to and including
  * {@code stop_at}, and the same tokens times ten from {@code detok} in chunks of two, the last
@@ -65,6 +67,8 @@ public final class CounterModel {
     public static final String PREFILL_OUT = "prefill_out";
     public static final String TOKEN = "token";
     public static final String TOKEN_STREAM = "token_stream";
+    /** Persisted by {@code step} only in the iteration that raised the finish signal. */
+    public static final String STOPPED = "stopped";
     public static final String TEXT = "text";
 
     public static final String DECODE_LOOP = "decode_loop";
@@ -93,7 +97,8 @@ public final class CounterModel {
                 new GraphEdge(STEP, STATE, List.of()),
                 GraphEdge.builder(SpecialDestinations.EMIT_TO_CLIENT, TOKEN).outputModality(MODALITY)
                         .conductorNewToken(true).build(),
-                GraphEdge.builder(DETOK, TOKEN_STREAM).isStreaming(true).targetPartition(DETOK_PARTITION).build()),
+                GraphEdge.builder(DETOK, TOKEN_STREAM).isStreaming(true).targetPartition(DETOK_PARTITION).build(),
+                GraphEdge.builder(SpecialDestinations.PERSIST_ONLY, STOPPED).persist(true).build()),
                 false);
         Loop decodeLoop = new Loop(step, DECODE_MAX_ITERS,
                 List.of(GraphEdge.builder(SpecialDestinations.PERSIST_ONLY, STATE).persist(true).build()),

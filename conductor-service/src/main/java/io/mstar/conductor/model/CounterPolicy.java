@@ -11,7 +11,7 @@ import io.mstar.model.CounterModel;
 /**
  * The policy of {@link CounterModel} (docs/request-flow.md): {@code prefill} then {@code decode} passes carrying
  * {@code state}; a decode pass is given {@code min(4, tokens left)} iterations and the partition is done when a
- * pass ran fewer (it hit {@code stop_at}) or {@code max_tokens} tokens exist. The {@code detok} partition runs
+ * pass persisted {@code stopped} (its loop hit {@code stop_at}) or {@code max_tokens} tokens exist. The {@code detok} partition runs
  * from its stream buffer and is done when a pass reports {@code partition_done}.
  */
 public final class CounterPolicy implements ConductorPolicy {
@@ -66,11 +66,11 @@ public final class CounterPolicy implements ConductorPolicy {
         }
         List<TensorPointerInfo> consumed = result.step().inputs().getOrDefault(CounterModel.STATE, List.of());
         int left = request.maxTokens() - result.tokensProduced();
-        boolean stopped = walk.equals(CounterModel.DECODE) && result.tokensThisPass()
-                < result.step().dynamicLoopIterCounts().getOrDefault(CounterModel.DECODE_LOOP, CounterModel.DECODE_MAX_ITERS);
-        if (stopped || left <= 0) {
+        List<TensorPointerInfo> stopped = result.persisted().getOrDefault(CounterModel.STOPPED, List.of());
+        if (!stopped.isEmpty() || left <= 0) {
             List<TensorPointerInfo> unpersist = new ArrayList<>(consumed);
             unpersist.addAll(state);
+            unpersist.addAll(stopped);
             return Transition.done(unpersist);
         }
         Step decode = new Step(CounterModel.DECODE, Map.of(CounterModel.STATE, state), stepMetadata(request),

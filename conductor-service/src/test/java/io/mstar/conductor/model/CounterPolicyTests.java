@@ -69,17 +69,32 @@ class CounterPolicyTests {
     }
 
     @Test
-    void aShortDecodePassHitStopAtAndEndsThePartitionUnpersistingBothStates() {
+    void aDecodePassThatPersistedStoppedEndsThePartitionUnpersistingEverything() {
         TensorPointerInfo s0 = descriptor(100, "worker-1");
         TensorPointerInfo s1 = descriptor(101, "worker-1");
+        TensorPointerInfo stopped = descriptor(102, "worker-1");
         Step decode = new Step(CounterModel.DECODE, Map.of("state", List.of(s0)), Map.of("stop_at", "5"),
                 Map.of(CounterModel.DECODE_LOOP, 4));
 
-        Transition t = policy.next(new PassResult("default", decode, 1, Map.of("state", List.of(s1)),
-                Map.of("token", 2), 2, false), request(10, Map.of("stop_at", "5")));
+        // The stop fell on the pass's last iteration: the pass ran all 4, yet the loop hit stop_at.
+        Transition t = policy.next(new PassResult("default", decode, 1,
+                Map.of("state", List.of(s1), CounterModel.STOPPED, List.of(stopped)),
+                Map.of("token", 4), 4, false), request(10, Map.of("stop_at", "5")));
 
         assertThat(t.kind()).isEqualTo(Transition.Kind.DONE);
-        assertThat(t.unpersist()).containsExactly(s0, s1);
+        assertThat(t.unpersist()).containsExactly(s0, s1, stopped);
+    }
+
+    @Test
+    void aShortPassWithoutStoppedIsNotTakenForAStop() {
+        TensorPointerInfo s0 = descriptor(100, "worker-1");
+        TensorPointerInfo s1 = descriptor(101, "worker-1");
+        Step decode = new Step(CounterModel.DECODE, Map.of("state", List.of(s0)), Map.of(), Map.of(CounterModel.DECODE_LOOP, 4));
+
+        Transition t = policy.next(new PassResult("default", decode, 1, Map.of("state", List.of(s1)),
+                Map.of("token", 2), 2, false), request(10, Map.of()));
+
+        assertThat(t.kind()).isEqualTo(Transition.Kind.NEXT);
     }
 
     @Test

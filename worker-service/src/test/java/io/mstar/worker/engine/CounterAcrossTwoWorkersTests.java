@@ -57,6 +57,20 @@ class CounterAcrossTwoWorkersTests extends TwoWorkers {
         assertThat(decode.outputLoopIndices().get(CounterModel.TOKEN).loopIndices())
                 .containsEntry(CounterModel.DECODE_LOOP, 2);
         assertThat(decode.persistSignals().get(CounterModel.STATE)).hasSize(1);
+        assertThat(decode.persistSignals().get(CounterModel.STOPPED)).as("the stop is reported, not inferred").hasSize(1);
+    }
+
+    @Test
+    void aStopOnThePassesLastIterationStillEndsTheRequest() throws Exception {
+        int[] tokens = {4};
+        int s0 = CounterConductor.s0(tokens);
+        conductor.start("r-stop-last", tokens, 10, s0 + 4);
+        conductor.pumpUntilRemoved(TIMEOUT);
+
+        CounterConductor.Run run = conductor.runs.get("r-stop-last");
+        assertThat(run.failure).isNull();
+        assertThat(run.flat(CounterModel.TOKEN)).containsExactly(s0 + 1, s0 + 2, s0 + 3, s0 + 4);
+        assertThat(run.reports.stream().filter(r -> r.workerGraphIds().contains(conductor.decode))).hasSize(1);
     }
 
     @Test

@@ -205,7 +205,9 @@ final class CounterConductor {
             run.state = done.persistSignals().get(CounterModel.STATE).get(0);
             unpersist(old, run.stateHandouts, run.id);
             run.stateHandouts = 0;
-            if (made < run.given || run.produced >= run.maxTokens) {
+            List<TensorPointerInfo> stopped = done.persistSignals().getOrDefault(CounterModel.STOPPED, List.of());
+            if (!stopped.isEmpty() || run.produced >= run.maxTokens) {
+                stopped.forEach(t -> unpersist(t, 0, run.id));
                 unpersist(run.state, 0, run.id);
                 run.state = null;
                 run.defaultDone = true;

@@ -58,7 +58,10 @@ public final class CounterHostKernels {
         return outputs(d, Map.of(CounterModel.STATE, new int[] {state}, CounterModel.PREFILL_OUT, new int[] {state}));
     }
 
-    /** {@code state' = state + 1} to three edges; finish when {@code state'} reaches {@code step_metadata.stop_at}. */
+    /**
+     * {@code state' = state + 1} to three edges; finish when {@code state'} reaches {@code step_metadata.stop_at},
+     * and only then a fourth output, {@code stopped}, which the conductor's policy reads as "the loop hit stop_at".
+     */
     private static final class Step implements NodeKernel {
         @Override
         public List<NodeResult> forward(Device device, List<NodeCall> batch) {
@@ -72,8 +75,14 @@ public final class CounterHostKernels {
                     int next = state[0] + 1;
                     String stopAt = call.info().stepMetadata().get(CounterModel.STOP_AT);
                     boolean finish = stopAt != null && Integer.parseInt(stopAt) == next;
-                    results.add(NodeResult.of(outputs(device, Map.of(CounterModel.STATE, new int[] {next},
-                            CounterModel.TOKEN, new int[] {next}, CounterModel.TOKEN_STREAM, new int[] {next})), finish));
+                    Map<String, int[]> values = new LinkedHashMap<>();
+                    values.put(CounterModel.STATE, new int[] {next});
+                    values.put(CounterModel.TOKEN, new int[] {next});
+                    values.put(CounterModel.TOKEN_STREAM, new int[] {next});
+                    if (finish) {
+                        values.put(CounterModel.STOPPED, new int[] {next});
+                    }
+                    results.add(NodeResult.of(outputs(device, values), finish));
                 } catch (KernelException | NumberFormatException e) {
                     results.add(NodeResult.failed(e.getMessage()));
                 }

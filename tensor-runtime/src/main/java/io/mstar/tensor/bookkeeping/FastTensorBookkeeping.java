@@ -10,10 +10,19 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The fast bookkeeper: a primitive open-addressing index over {@code long} uuids ({@link UuidIndex}) into dense
- * entry columns – reference counts, flags and every descriptor field in parallel primitive arrays – so the hot
- * paths (a batch put, the uniform safety hold, the batched dereference) box nothing and allocate nothing per
- * tensor. The fields constant across one node's output batch (session, entity, node, walk, tp size and rank) are
+ * The fast bookkeeper: a two-level index over {@code long} uuids into dense entry columns – reference counts,
+ * flags and every descriptor field in parallel primitive arrays – so the hot paths (a batch put, the uniform
+ * safety hold, the batched dereference) box nothing and allocate nothing per tensor.
+ *
+ * <p>The index: uuids are ordinal | incarnation | counter and one node's output batch is a run of consecutive
+ * counters, so a uuid is split into a page key (all but the low {@value #PAGE_BITS} bits) and a row within the
+ * page. {@link PageIndex} maps page keys to pages; a page is {@value #PAGE} row slots naming entries. A batch
+ * then costs one or two hash probes instead of one per tensor, and pages, like entries, are recycled from a LIFO
+ * free list, so a fresh batch lands on memory the batch before it just released rather than on a cold slot that a
+ * hash of a never-seen uuid picked. A page goes back when its last row does, so a scattered population costs a
+ * page of row slots (256 bytes) per live uuid at worst, never a page of entry columns.
+ *
+ * <p>The fields constant across one node's output batch (session, entity, node, walk, tp size and rank) are
  * interned once per batch as an "origin" shared by its rows, reference-counted so that walks which end release
  * theirs; dtype names are interned for good (there are a handful).
  *
@@ -32,19 +41,41 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private static final byte MEM_REGISTERED = 2;
     /** Dims/stride stored inline per entry up to this rank; higher ranks get their own arrays. */
     static final int INLINE_DIMS = 6;
+    /** Low uuid bits that pick the row within a page. */
+    static final int PAGE_BITS = 6;
+    static final int PAGE = 1 << PAGE_BITS;
+    private static final int ROW_MASK = PAGE - 1;
+    /** No page key is this: page keys are {@code uuid >>> PAGE_BITS}, so their top bits are clear. */
+    private static final long NO_PAGE_KEY = -1L;
 
     private record Origin(String sessionId, String entity, String nodeName, String graphWalk, int tpSize, int tpRank) {
     }
 
-    private final UuidIndex index;
     private final ErrorCounts errors = new ErrorCounts();
+
+    // ---- index: page key -> page; (page << PAGE_BITS | row) -> entry + 1, 0 where none ----
+    private final PageIndex pages;
+    private int pageCap;
+    private int pageHigh;
+    private int[] rows;
+    /**
+     * The descriptor getInfo built from the columns, by row position, kept until the record changes or goes: a
+     * lookup that allocated a fresh record (and boxed its dims) each time ran some twenty times slower than the
+     * plain backend handing back the object it holds. By row position rather than by entry so a cached lookup
+     * is a page probe and one load. Filled only for uuids somebody looks up.
+     */
+    private TensorPointerInfo[] infoByRow;
+    private int[] pageLive;
+    private long[] pageKey;
+    private int[] freePages;
+    private int freePageTop;
+    private int live;
 
     // ---- entry columns, indexed by entry number; free entries are stacked in freeEntries ----
     private int entryCap;
     private int entryHigh;
     private int[] freeEntries;
     private int freeTop;
-    private long[] uuid;
     private long[] refCnt;
     private byte[] flags;
     private long[] address;
@@ -60,14 +91,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private long[] stride;
     private long[][] bigDims;
     private long[][] bigStride;
-    /**
-     * The descriptor getInfo built from the columns, kept until the record changes or goes: a lookup that
-     * allocated a fresh record (and boxed its dims) each time ran some twenty times slower than the plain
-     * backend handing back the object it holds. Filled only for uuids somebody looks up.
-     */
-    private TensorPointerInfo[] infoCache;
 
-    // ---- batch scratch: entries resolved by a batch's validation pass, applied by the next ----
+    // ---- batch scratch: row positions resolved by a batch's validation pass, applied by the next ----
     private int[] scratch = new int[64];
     private int epoch = 1;
 
@@ -100,14 +125,24 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     /** @param expected tensors expected live at once; the tables start sized for it and grow past it */
     public FastTensorBookkeeping(int expected) {
-        index = new UuidIndex(expected);
+        int expectedPages = Math.max(4, expected / PAGE * 2);
+        pages = new PageIndex(expectedPages);
+        allocatePages(expectedPages);
         allocateEntries(Math.max(16, expected));
+    }
+
+    private void allocatePages(int cap) {
+        pageCap = cap;
+        rows = grow(rows, cap * PAGE);
+        infoByRow = infoByRow == null ? new TensorPointerInfo[cap * PAGE] : Arrays.copyOf(infoByRow, cap * PAGE);
+        pageLive = grow(pageLive, cap);
+        pageKey = grow(pageKey, cap);
+        freePages = grow(freePages, cap);
     }
 
     private void allocateEntries(int cap) {
         entryCap = cap;
-        freeEntries = freeEntries == null ? new int[cap] : Arrays.copyOf(freeEntries, cap);
-        uuid = grow(uuid, cap);
+        freeEntries = grow(freeEntries, cap);
         refCnt = grow(refCnt, cap);
         flags = flags == null ? new byte[cap] : Arrays.copyOf(flags, cap);
         address = grow(address, cap);
@@ -123,7 +158,6 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         stride = grow(stride, cap * INLINE_DIMS);
         bigDims = bigDims == null ? new long[cap][] : Arrays.copyOf(bigDims, cap);
         bigStride = bigStride == null ? new long[cap][] : Arrays.copyOf(bigStride, cap);
-        infoCache = infoCache == null ? new TensorPointerInfo[cap] : Arrays.copyOf(infoCache, cap);
     }
 
     private static long[] grow(long[] a, int cap) {
@@ -134,7 +168,58 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         return a == null ? new int[cap] : Arrays.copyOf(a, cap);
     }
 
-    private int newEntry(long id, int originId, int dtypeId, long addr, long bytes, long off) {
+    // ---- pages ----
+
+    /** A page for {@code key}, which has none: the one released last, so its rows are still in cache. */
+    private int newPage(long key) {
+        int p;
+        if (freePageTop > 0) {
+            p = freePages[--freePageTop];
+        } else {
+            if (pageHigh == pageCap) {
+                allocatePages(pageCap * 2);
+            }
+            p = pageHigh++;
+        }
+        pageKey[p] = key;
+        pages.putAbsent(key, p);
+        return p;
+    }
+
+    /** The row position of {@code id}, or -1 when it has no record. */
+    private int find(long id) {
+        int p = pages.get(id >>> PAGE_BITS);
+        if (p < 0) {
+            return -1;
+        }
+        int pos = p << PAGE_BITS | (int) id & ROW_MASK;
+        return rows[pos] == 0 ? -1 : pos;
+    }
+
+    /** Maps the empty row position {@code pos} to entry {@code e}. */
+    private void link(int pos, int e) {
+        rows[pos] = e + 1;
+        pageLive[pos >>> PAGE_BITS]++;
+        live++;
+    }
+
+    /** Drops the record at row position {@code pos}, its entry and, with its last row, its page. */
+    private void unlink(int pos) {
+        int e = rows[pos] - 1;
+        rows[pos] = 0;
+        infoByRow[pos] = null;
+        live--;
+        int p = pos >>> PAGE_BITS;
+        if (--pageLive[p] == 0) {
+            pages.remove(pageKey[p]);
+            freePages[freePageTop++] = p;
+        }
+        freeEntry(e);
+    }
+
+    // ---- entries ----
+
+    private int newEntry(int originId, int dtypeId, long addr, long bytes, long off) {
         int e;
         if (freeTop > 0) {
             e = freeEntries[--freeTop];
@@ -144,7 +229,6 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             }
             e = entryHigh++;
         }
-        uuid[e] = id;
         refCnt[e] = 0;
         flags[e] = 0;
         address[e] = addr;
@@ -155,15 +239,15 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         dtype[e] = dtypeId;
         origin[e] = originId;
         originUses[originId]++;
-        stamp[e] = 0;
         return e;
     }
 
     private void freeEntry(int e) {
         releaseOrigin(origin[e]);
-        bigDims[e] = null;
-        bigStride[e] = null;
-        infoCache[e] = null;
+        if (ndims[e] > INLINE_DIMS) {
+            bigDims[e] = null;
+            bigStride[e] = null;
+        }
         freeEntries[freeTop++] = e;
     }
 
@@ -239,36 +323,57 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     // ---- lookups ----
 
     private int entry(long id, String op) {
-        int e = index.get(id);
-        if (e < 0) {
+        int pos = find(id);
+        if (pos < 0) {
             throw errors.unknown(id, op);
         }
-        return e;
+        return rows[pos] - 1;
     }
 
-    /** Resolves every uuid to its index slot in scratch (growing it), failing on the first unknown one. */
+    /**
+     * Resolves every uuid to its row position in scratch (growing it), failing on the first unknown one. A run of
+     * uuids on one page (a batch) probes the page index once.
+     */
     private int[] resolveAll(long[] uuids, String op) {
         if (scratch.length < uuids.length) {
             scratch = new int[Math.max(uuids.length, scratch.length * 2)];
         }
         int[] s = scratch;
+        int[] r = rows;
+        long curKey = NO_PAGE_KEY;
+        int base = -1;
         for (int i = 0; i < uuids.length; i++) {
-            int slot = index.slot(uuids[i]);
-            if (slot < 0) {
-                throw errors.unknown(uuids[i], op);
+            long id = uuids[i];
+            long key = id >>> PAGE_BITS;
+            if (key != curKey) {
+                int p = pages.get(key);
+                base = p < 0 ? -1 : p << PAGE_BITS;
+                curKey = key;
             }
-            s[i] = slot;
+            int pos = base | (int) id & ROW_MASK;
+            if (base < 0 || r[pos] == 0) {
+                throw errors.unknown(id, op);
+            }
+            s[i] = pos;
         }
         return s;
     }
 
-    private void requireDistinct(long[] uuids, int[] slots, String op) {
+    /** Refuses a uuid repeated in the batch. A strictly increasing batch (the usual run) needs no more than that. */
+    private void requireDistinct(long[] uuids, int[] positions, String op) {
+        boolean increasing = true;
+        for (int i = 1; i < uuids.length && increasing; i++) {
+            increasing = uuids[i] > uuids[i - 1];
+        }
+        if (increasing) {
+            return;
+        }
         if (++epoch == Integer.MAX_VALUE) {
             Arrays.fill(stamp, 0);
             epoch = 1;
         }
         for (int i = 0; i < uuids.length; i++) {
-            int e = index.entryAt(slots[i]);
+            int e = rows[positions[i]] - 1;
             if (stamp[e] == epoch) {
                 throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuids[i], op, "uuid repeated in batch");
             }
@@ -308,18 +413,19 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     }
 
     private Collectable dereferenceResolved(long[] uuids, int[] counts, int n, boolean cleanup, String op) {
-        int[] slots = resolveAll(uuids, op);
-        requireDistinct(uuids, slots, op);
+        int[] positions = resolveAll(uuids, op);
+        requireDistinct(uuids, positions, op);
         Collectable.Builder out = new Collectable.Builder(uuids.length);
+        int[] r = rows;
         for (int i = 0; i < uuids.length; i++) {
-            int slot = slots[i];
-            int e = index.entryAt(slot);
-            long r = refCnt[e] -= counts == null ? n : counts[i];
-            if (r <= 0 && (flags[e] & PERSIST) == 0) {
+            int pos = positions[i];
+            int e = r[pos] - 1;
+            long left = refCnt[e] -= counts == null ? n : counts[i];
+            if (left <= 0 && (flags[e] & PERSIST) == 0) {
                 out.add(uuids[i], (flags[e] & MEM_REGISTERED) != 0);
                 if (cleanup) {
-                    index.removeAt(slot);
-                    freeEntry(e);
+                    // Distinct uuids: a page emptied here is named by no later position in this batch.
+                    unlink(pos);
                 }
             }
         }
@@ -328,23 +434,31 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     @Override
     public void forgetTensor(long id) {
-        int e = index.remove(id);
-        if (e < 0) {
+        int pos = find(id);
+        if (pos < 0) {
             throw errors.unknown(id, "forget_tensor");
         }
-        freeEntry(e);
+        unlink(pos);
     }
 
     @Override
     public TensorPointerInfo getInfo(long id) {
-        int e = index.get(id);
-        if (e < 0) {
+        int p = pages.get(id >>> PAGE_BITS);
+        if (p < 0) {
             return null;
         }
-        TensorPointerInfo cached = infoCache[e];
+        int pos = p << PAGE_BITS | (int) id & ROW_MASK;
+        TensorPointerInfo cached = infoByRow[pos];
         if (cached != null) {
             return cached;
         }
+        if (rows[pos] == 0) {
+            return null;
+        }
+        return infoByRow[pos] = build(id, rows[pos] - 1);
+    }
+
+    private TensorPointerInfo build(long id, int e) {
         int rank = ndims[e];
         Long[] d = new Long[rank];
         Long[] s = new Long[rank];
@@ -362,11 +476,9 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         }
         Origin o = origins[origin[e]];
         int seg = shmSegment[e];
-        TensorPointerInfo info = new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get(dtype[e]), nbytes[e],
+        return new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get(dtype[e]), nbytes[e],
                 address[e], offset[e], o.sessionId, o.entity, o.tpSize, o.tpRank, seg < 0 ? null : segmentNames.get(seg),
                 shmOffset[e], o.nodeName, o.graphWalk);
-        infoCache[e] = info;
-        return info;
     }
 
     @Override
@@ -382,17 +494,19 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     @Override
     public void incrementRefBatch(long[] uuids, int[] counts) {
         requireSameLength("increment_ref_batch", uuids.length, counts.length);
-        int[] slots = resolveAll(uuids, "increment_ref_batch");
+        int[] positions = resolveAll(uuids, "increment_ref_batch");
+        int[] r = rows;
         for (int i = 0; i < uuids.length; i++) {
-            refCnt[index.entryAt(slots[i])] += counts[i];
+            refCnt[r[positions[i]] - 1] += counts[i];
         }
     }
 
     @Override
     public void incrementRefBatchUniform(long[] uuids, int n) {
-        int[] slots = resolveAll(uuids, "increment_ref_batch_uniform");
+        int[] positions = resolveAll(uuids, "increment_ref_batch_uniform");
+        int[] r = rows;
         for (int i = 0; i < uuids.length; i++) {
-            refCnt[index.entryAt(slots[i])] += n;
+            refCnt[r[positions[i]] - 1] += n;
         }
     }
 
@@ -409,7 +523,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         if (info.dims().size() != info.stride().size()) {
             throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, id, "put_tensor", "dims and stride differ in rank");
         }
-        if (index.get(id) >= 0) {
+        if (find(id) >= 0) {
             throw errors.raise(TensorStoreException.Reason.DUPLICATE_UUID, id, "put_tensor", "");
         }
         insert(info);
@@ -418,7 +532,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private void insert(TensorPointerInfo info) {
         int o = internOrigin(info.sourceSessionId(), info.sourceEntity(), info.sourceNodeName(),
                 info.sourceGraphWalk(), info.sourceTpSize(), info.sourceTpRank());
-        int e = newEntry(info.uuid(), o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset());
+        int e = newEntry(o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset());
         // Not cached here: the copy is the point (a later edit of the caller's object must not show through).
         int rank = info.dims().size();
         long[] d = new long[rank];
@@ -431,12 +545,18 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         // A consumer's record of a remote tensor arrives with the producer's segment name already on it.
         shmSegment[e] = info.shmSegment() == null ? -1 : internSegmentName(info.shmSegment());
         shmOffset[e] = info.shmOffset();
-        index.putAbsent(info.uuid(), e);
+        long id = info.uuid();
+        long key = id >>> PAGE_BITS;
+        int p = pages.get(key);
+        if (p < 0) {
+            p = newPage(key);
+        }
+        link(p << PAGE_BITS | (int) id & ROW_MASK, e);
     }
 
     @Override
     public boolean putTensorBatchColumns(ColumnarTensorInfo infos) {
-        int rows = infos.size();
+        int n = infos.size();
         long[] ids = infos.uuidColumn();
         long[] addrs = infos.addressColumn();
         long[] bytes = infos.nbytesColumn();
@@ -456,22 +576,32 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         // Holds the origin across the batch so undoing a partial batch cannot free it under us.
         originUses[o]++;
         try {
-            // One probe sequence per row answers "held already?" and inserts. A held uuid, or one repeated within
-            // the batch, undoes the rows already in, so a refused batch changes nothing and the error names the
-            // first offending row, as the plain backend's would.
+            // One pass answers "held already?" and inserts, probing the page index once per page the batch spans.
+            // A held uuid, or one repeated within the batch, undoes the rows already in, so a refused batch changes
+            // nothing and the error names the first offending row, as the plain backend's would.
+            long curKey = NO_PAGE_KEY;
+            int base = 0;
             int flat = 0;
-            for (int i = 0; i < rows; i++) {
+            for (int i = 0; i < n; i++) {
                 long id = ids[i];
-                int e = newEntry(id, o, batchDtypes[dts[i]], addrs[i], bytes[i], 0L);
-                if (index.putIfAbsent(id, e) >= 0) {
-                    freeEntry(e);
+                long key = id >>> PAGE_BITS;
+                if (key != curKey) {
+                    int p = pages.get(key);
+                    // A fresh page here is never left empty: this row goes in at once.
+                    base = (p < 0 ? newPage(key) : p) << PAGE_BITS;
+                    curKey = key;
+                }
+                int pos = base | (int) id & ROW_MASK;
+                if (rows[pos] != 0) {
                     for (int j = 0; j < i; j++) {
-                        freeEntry(index.remove(ids[j]));
+                        unlink(find(ids[j]));
                     }
                     throw errors.raise(TensorStoreException.Reason.DUPLICATE_UUID, id, "put_tensor_batch", "");
                 }
+                int e = newEntry(o, batchDtypes[dts[i]], addrs[i], bytes[i], 0L);
                 setLayout(e, ranks[i], dFlat, sFlat, flat);
                 flat += ranks[i];
+                link(pos, e);
             }
         } finally {
             releaseOrigin(o);
@@ -531,9 +661,13 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         if (scratch.length < uuids.length) {
             scratch = new int[Math.max(uuids.length, scratch.length * 2)];
         }
-        int[] entries = scratch;
+        int[] positions = scratch;
         for (int i = 0; i < uuids.length; i++) {
-            entries[i] = entry(uuids[i], "set_shm_placement");
+            int pos = find(uuids[i]);
+            if (pos < 0) {
+                throw errors.unknown(uuids[i], "set_shm_placement");
+            }
+            positions[i] = pos;
             int idx = segmentIdxs[i];
             if (idx != -1 && (idx < 0 || idx >= segments.length || segments[idx] < 0)) {
                 throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuids[i], "set_shm_placement",
@@ -541,20 +675,21 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             }
         }
         for (int i = 0; i < uuids.length; i++) {
-            shmSegment[entries[i]] = segmentIdxs[i] == -1 ? -1 : segments[segmentIdxs[i]];
-            infoCache[entries[i]] = null;
-            shmOffset[entries[i]] = offsets[i];
+            int e = rows[positions[i]] - 1;
+            shmSegment[e] = segmentIdxs[i] == -1 ? -1 : segments[segmentIdxs[i]];
+            shmOffset[e] = offsets[i];
+            infoByRow[positions[i]] = null;
         }
     }
 
     @Override
     public int liveCount() {
-        return index.size();
+        return live;
     }
 
     @Override
     public boolean contains(long id) {
-        return index.get(id) >= 0;
+        return find(id) >= 0;
     }
 
     @Override
@@ -568,13 +703,24 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         return errors;
     }
 
-    /** Index slots, for tests of growth and tombstone clearing. */
+    /** Page index slots, for tests of growth. */
     int indexCapacity() {
-        return index.capacity();
+        return pages.capacity();
     }
 
+    /** Times the page index grew. */
     int indexRebuilds() {
-        return index.rebuilds();
+        return pages.rebuilds();
+    }
+
+    /** Pages mapped now, for tests that a page goes with its last row. */
+    int livePages() {
+        return pages.size();
+    }
+
+    /** Pages ever allocated (live or on the free list), for tests that churn recycles them. */
+    int allocatedPages() {
+        return pageHigh;
     }
 
     /** Origins interned now, for tests that walks ending release theirs. */

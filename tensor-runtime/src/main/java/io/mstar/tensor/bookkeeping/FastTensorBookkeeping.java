@@ -94,6 +94,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     // ---- batch scratch: row positions resolved by a batch's validation pass, applied by the next ----
     private int[] scratch = new int[64];
+    private long[] outUuids = new long[64];
+    private boolean[] outRegistered = new boolean[64];
     private int epoch = 1;
 
     // ---- interning ----
@@ -207,7 +209,9 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private void unlink(int pos) {
         int e = rows[pos] - 1;
         rows[pos] = 0;
-        infoByRow[pos] = null;
+        if (infoByRow[pos] != null) {
+            infoByRow[pos] = null;
+        }
         live--;
         int p = pos >>> PAGE_BITS;
         if (--pageLive[p] == 0) {
@@ -415,21 +419,33 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private Collectable dereferenceResolved(long[] uuids, int[] counts, int n, boolean cleanup, String op) {
         int[] positions = resolveAll(uuids, op);
         requireDistinct(uuids, positions, op);
-        Collectable.Builder out = new Collectable.Builder(uuids.length);
+        if (outUuids.length < uuids.length) {
+            outUuids = new long[Math.max(uuids.length, outUuids.length * 2)];
+            outRegistered = new boolean[outUuids.length];
+        }
+        long[] ou = outUuids;
+        boolean[] or = outRegistered;
+        int found = 0;
         int[] r = rows;
         for (int i = 0; i < uuids.length; i++) {
             int pos = positions[i];
             int e = r[pos] - 1;
             long left = refCnt[e] -= counts == null ? n : counts[i];
-            if (left <= 0 && (flags[e] & PERSIST) == 0) {
-                out.add(uuids[i], (flags[e] & MEM_REGISTERED) != 0);
+            byte f = flags[e];
+            if (left <= 0 && (f & PERSIST) == 0) {
+                ou[found] = uuids[i];
+                or[found] = (f & MEM_REGISTERED) != 0;
+                found++;
                 if (cleanup) {
                     // Distinct uuids: a page emptied here is named by no later position in this batch.
                     unlink(pos);
                 }
             }
         }
-        return out.build();
+        // Gathered in reused scratch and copied out at the exact length: allocating the answer up front and
+        // filling it cost a zeroing pass and a growth check per uuid, about a tenth of a whole batch.
+        return found == 0 ? Collectable.NONE
+                : new Collectable(Arrays.copyOf(ou, found), Arrays.copyOf(or, found));
     }
 
     @Override

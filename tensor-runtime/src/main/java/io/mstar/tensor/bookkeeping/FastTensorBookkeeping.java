@@ -37,10 +37,28 @@ import java.util.Objects;
  */
 public final class FastTensorBookkeeping implements TensorBookkeeping {
 
-    private static final byte PERSIST = 1;
-    private static final byte MEM_REGISTERED = 2;
+    private static final long PERSIST = 1;
+    private static final long MEM_REGISTERED = 2;
     /** Dims/stride stored inline per entry up to this rank; higher ranks get their own arrays. */
-    static final int INLINE_DIMS = 6;
+    static final int INLINE_DIMS = 4;
+    /**
+     * An entry is {@value #ENTRY_LONGS} consecutive longs of {@link #ent} (two cache lines) rather than a slot in
+     * a dozen parallel columns: a put writes one place instead of a dozen arrays, each with its own bounds check.
+     */
+    private static final int ENTRY_SHIFT = 4;
+    private static final int ENTRY_LONGS = 1 << ENTRY_SHIFT;
+    private static final int REF = 0;
+    private static final int ADDRESS = 1;
+    private static final int NBYTES = 2;
+    private static final int OFFSET = 3;
+    private static final int SHM_OFFSET = 4;
+    /** origin id in the high half, dtype id in the low half. */
+    private static final int IDS = 5;
+    /** arena segment id (-1: none) in the high half, rank in the low half. */
+    private static final int SHAPE = 6;
+    private static final int FLAGS = 7;
+    private static final int DIMS = 8;
+    private static final int STRIDE = DIMS + INLINE_DIMS;
     /** Low uuid bits that pick the row within a page. */
     static final int PAGE_BITS = 6;
     static final int PAGE = 1 << PAGE_BITS;
@@ -76,19 +94,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private int entryHigh;
     private int[] freeEntries;
     private int freeTop;
-    private long[] refCnt;
-    private byte[] flags;
-    private long[] address;
-    private long[] nbytes;
-    private long[] offset;
-    private long[] shmOffset;
-    private int[] shmSegment;
-    private int[] dtype;
-    private int[] origin;
-    private int[] ndims;
+    private long[] ent;
     private int[] stamp;
-    private long[] dims;
-    private long[] stride;
     private long[][] bigDims;
     private long[][] bigStride;
 
@@ -145,19 +152,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private void allocateEntries(int cap) {
         entryCap = cap;
         freeEntries = grow(freeEntries, cap);
-        refCnt = grow(refCnt, cap);
-        flags = flags == null ? new byte[cap] : Arrays.copyOf(flags, cap);
-        address = grow(address, cap);
-        nbytes = grow(nbytes, cap);
-        offset = grow(offset, cap);
-        shmOffset = grow(shmOffset, cap);
-        shmSegment = grow(shmSegment, cap);
-        dtype = grow(dtype, cap);
-        origin = grow(origin, cap);
-        ndims = grow(ndims, cap);
+        ent = grow(ent, cap * ENTRY_LONGS);
         stamp = grow(stamp, cap);
-        dims = grow(dims, cap * INLINE_DIMS);
-        stride = grow(stride, cap * INLINE_DIMS);
         bigDims = bigDims == null ? new long[cap][] : Arrays.copyOf(bigDims, cap);
         bigStride = bigStride == null ? new long[cap][] : Arrays.copyOf(bigStride, cap);
     }
@@ -207,6 +203,12 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     /** Drops the record at row position {@code pos}, its entry and, with its last row, its page. */
     private void unlink(int pos) {
+        int e = unlinkRow(pos);
+        releaseOrigin((int) (ent[(e << ENTRY_SHIFT) + IDS] >>> 32), 1);
+    }
+
+    /** {@link #unlink} but for the entry's use of its origin, which the caller lets go of; returns the entry. */
+    private int unlinkRow(int pos) {
         int e = rows[pos] - 1;
         rows[pos] = 0;
         if (infoByRow[pos] != null) {
@@ -218,11 +220,17 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             pages.remove(pageKey[p]);
             freePages[freePageTop++] = p;
         }
-        freeEntry(e);
+        if ((int) ent[(e << ENTRY_SHIFT) + SHAPE] > INLINE_DIMS) {
+            bigDims[e] = null;
+            bigStride[e] = null;
+        }
+        freeEntries[freeTop++] = e;
+        return e;
     }
 
     // ---- entries ----
 
+    /** A recycled or new entry; the caller counts its use of {@code originId}. */
     private int newEntry(int originId, int dtypeId, long addr, long bytes, long off) {
         int e;
         if (freeTop > 0) {
@@ -233,41 +241,40 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             }
             e = entryHigh++;
         }
-        refCnt[e] = 0;
-        flags[e] = 0;
-        address[e] = addr;
-        nbytes[e] = bytes;
-        offset[e] = off;
-        shmOffset[e] = 0;
-        shmSegment[e] = -1;
-        dtype[e] = dtypeId;
-        origin[e] = originId;
-        originUses[originId]++;
+        long[] t = ent;
+        int b = e << ENTRY_SHIFT;
+        t[b + REF] = 0;
+        t[b + ADDRESS] = addr;
+        t[b + NBYTES] = bytes;
+        t[b + OFFSET] = off;
+        t[b + SHM_OFFSET] = 0;
+        t[b + IDS] = (long) originId << 32 | dtypeId;
+        t[b + SHAPE] = -1L << 32;
+        t[b + FLAGS] = 0;
         return e;
     }
 
-    private void freeEntry(int e) {
-        releaseOrigin(origin[e]);
-        if (ndims[e] > INLINE_DIMS) {
-            bigDims[e] = null;
-            bigStride[e] = null;
-        }
-        freeEntries[freeTop++] = e;
-    }
-
+    /** Sets the rank and layout of entry {@code e}, whose arena segment is still none (as newEntry left it). */
     private void setLayout(int e, int rank, long[] d, long[] s, int from) {
-        ndims[e] = rank;
+        long[] t = ent;
+        int b = e << ENTRY_SHIFT;
+        t[b + SHAPE] = -1L << 32 | rank;
         if (rank <= INLINE_DIMS) {
             // A loop, not arraycopy: for three or four longs the intrinsic's setup costs more than the copy.
-            int base = e * INLINE_DIMS;
             for (int k = 0; k < rank; k++) {
-                dims[base + k] = d[from + k];
-                stride[base + k] = s[from + k];
+                t[b + DIMS + k] = d[from + k];
+                t[b + STRIDE + k] = s[from + k];
             }
         } else {
             bigDims[e] = Arrays.copyOfRange(d, from, from + rank);
             bigStride[e] = Arrays.copyOfRange(s, from, from + rank);
         }
+    }
+
+    private void setPlacement(int e, int segmentId, long shmOffset) {
+        int b = e << ENTRY_SHIFT;
+        ent[b + SHAPE] = (long) segmentId << 32 | (ent[b + SHAPE] & 0xFFFF_FFFFL);
+        ent[b + SHM_OFFSET] = shmOffset;
     }
 
     // ---- interning ----
@@ -303,8 +310,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         return id;
     }
 
-    private void releaseOrigin(int o) {
-        if (--originUses[o] == 0) {
+    private void releaseOrigin(int o, int uses) {
+        if ((originUses[o] -= uses) == 0) {
             originIds.remove(origins[o]);
             origins[o] = null;
             freeOrigins[freeOriginTop++] = o;
@@ -396,13 +403,13 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     @Override
     public boolean canGc(long id) {
-        int e = entry(id, "can_gc");
-        return refCnt[e] <= 0 && (flags[e] & PERSIST) == 0;
+        int b = entry(id, "can_gc") << ENTRY_SHIFT;
+        return ent[b + REF] <= 0 && (ent[b + FLAGS] & PERSIST) == 0;
     }
 
     @Override
     public void dereference(long id, int n) {
-        refCnt[entry(id, "dereference")] -= n;
+        ent[entry(id, "dereference") << ENTRY_SHIFT] -= n;
     }
 
     @Override
@@ -427,20 +434,36 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         boolean[] or = outRegistered;
         int found = 0;
         int[] r = rows;
+        long[] t = ent;
+        // A batch's rows share an origin: its uses are handed back once per run of them, not per row.
+        int runOrigin = -1;
+        int run = 0;
         for (int i = 0; i < uuids.length; i++) {
             int pos = positions[i];
-            int e = r[pos] - 1;
-            long left = refCnt[e] -= counts == null ? n : counts[i];
-            byte f = flags[e];
+            int b = (r[pos] - 1) << ENTRY_SHIFT;
+            long left = t[b + REF] -= counts == null ? n : counts[i];
+            long f = t[b + FLAGS];
             if (left <= 0 && (f & PERSIST) == 0) {
                 ou[found] = uuids[i];
                 or[found] = (f & MEM_REGISTERED) != 0;
                 found++;
                 if (cleanup) {
+                    int o = (int) (t[b + IDS] >>> 32);
+                    if (o != runOrigin) {
+                        if (run > 0) {
+                            releaseOrigin(runOrigin, run);
+                        }
+                        runOrigin = o;
+                        run = 0;
+                    }
+                    run++;
                     // Distinct uuids: a page emptied here is named by no later position in this batch.
-                    unlink(pos);
+                    unlinkRow(pos);
                 }
             }
+        }
+        if (run > 0) {
+            releaseOrigin(runOrigin, run);
         }
         // Gathered in reused scratch and copied out at the exact length: allocating the answer up front and
         // filling it cost a zeroing pass and a growth check per uuid, about a tenth of a whole batch.
@@ -475,14 +498,16 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     }
 
     private TensorPointerInfo build(long id, int e) {
-        int rank = ndims[e];
+        long[] t = ent;
+        int b = e << ENTRY_SHIFT;
+        long shape = t[b + SHAPE];
+        int rank = (int) shape;
         Long[] d = new Long[rank];
         Long[] s = new Long[rank];
         if (rank <= INLINE_DIMS) {
-            int base = e * INLINE_DIMS;
             for (int k = 0; k < rank; k++) {
-                d[k] = dims[base + k];
-                s[k] = stride[base + k];
+                d[k] = t[b + DIMS + k];
+                s[k] = t[b + STRIDE + k];
             }
         } else {
             for (int k = 0; k < rank; k++) {
@@ -490,11 +515,12 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                 s[k] = bigStride[e][k];
             }
         }
-        Origin o = origins[origin[e]];
-        int seg = shmSegment[e];
-        return new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get(dtype[e]), nbytes[e],
-                address[e], offset[e], o.sessionId, o.entity, o.tpSize, o.tpRank, seg < 0 ? null : segmentNames.get(seg),
-                shmOffset[e], o.nodeName, o.graphWalk);
+        long ids = t[b + IDS];
+        Origin o = origins[(int) (ids >>> 32)];
+        int seg = (int) (shape >> 32);
+        return new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get((int) ids), t[b + NBYTES],
+                t[b + ADDRESS], t[b + OFFSET], o.sessionId, o.entity, o.tpSize, o.tpRank,
+                seg < 0 ? null : segmentNames.get(seg), t[b + SHM_OFFSET], o.nodeName, o.graphWalk);
     }
 
     @Override
@@ -504,31 +530,51 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     @Override
     public void incrementRef(long id, int n) {
-        refCnt[entry(id, "increment_ref")] += n;
+        ent[entry(id, "increment_ref") << ENTRY_SHIFT] += n;
     }
 
     @Override
     public void incrementRefBatch(long[] uuids, int[] counts) {
         requireSameLength("increment_ref_batch", uuids.length, counts.length);
-        int[] positions = resolveAll(uuids, "increment_ref_batch");
-        int[] r = rows;
-        for (int i = 0; i < uuids.length; i++) {
-            refCnt[r[positions[i]] - 1] += counts[i];
-        }
+        incrementResolving(uuids, counts, 0, "increment_ref_batch");
     }
 
     @Override
     public void incrementRefBatchUniform(long[] uuids, int n) {
-        int[] positions = resolveAll(uuids, "increment_ref_batch_uniform");
+        incrementResolving(uuids, null, n, "increment_ref_batch_uniform");
+    }
+
+    /**
+     * Resolves and adds in one pass; an unknown uuid takes back what was added before it, so a refused batch
+     * still changes nothing (one owner thread: nobody sees the interim counts).
+     */
+    private void incrementResolving(long[] uuids, int[] counts, int n, String op) {
         int[] r = rows;
+        long[] t = ent;
+        long curKey = NO_PAGE_KEY;
+        int base = -1;
         for (int i = 0; i < uuids.length; i++) {
-            refCnt[r[positions[i]] - 1] += n;
+            long id = uuids[i];
+            long key = id >>> PAGE_BITS;
+            if (key != curKey) {
+                int p = pages.get(key);
+                base = p < 0 ? -1 : p << PAGE_BITS;
+                curKey = key;
+            }
+            int pos = base | (int) id & ROW_MASK;
+            if (base < 0 || r[pos] == 0) {
+                for (int j = 0; j < i; j++) {
+                    t[(r[find(uuids[j])] - 1) << ENTRY_SHIFT] -= counts == null ? n : counts[j];
+                }
+                throw errors.unknown(id, op);
+            }
+            t[(r[pos] - 1) << ENTRY_SHIFT] += counts == null ? n : counts[i];
         }
     }
 
     @Override
     public boolean isRegistered(long id) {
-        return (flags[entry(id, "is_registered")] & MEM_REGISTERED) != 0;
+        return (ent[(entry(id, "is_registered") << ENTRY_SHIFT) + FLAGS] & MEM_REGISTERED) != 0;
     }
 
     @Override
@@ -549,6 +595,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         int o = internOrigin(info.sourceSessionId(), info.sourceEntity(), info.sourceNodeName(),
                 info.sourceGraphWalk(), info.sourceTpSize(), info.sourceTpRank());
         int e = newEntry(o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset());
+        originUses[o]++;
         // Not cached here: the copy is the point (a later edit of the caller's object must not show through).
         int rank = info.dims().size();
         long[] d = new long[rank];
@@ -559,8 +606,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         }
         setLayout(e, rank, d, s, 0);
         // A consumer's record of a remote tensor arrives with the producer's segment name already on it.
-        shmSegment[e] = info.shmSegment() == null ? -1 : internSegmentName(info.shmSegment());
-        shmOffset[e] = info.shmOffset();
+        setPlacement(e, info.shmSegment() == null ? -1 : internSegmentName(info.shmSegment()), info.shmOffset());
         long id = info.uuid();
         long key = id >>> PAGE_BITS;
         int p = pages.get(key);
@@ -609,6 +655,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                 }
                 int pos = base | (int) id & ROW_MASK;
                 if (rows[pos] != 0) {
+                    // The rows in so far hold the origin, and each unlink below lets go of it.
+                    originUses[o] += i;
                     for (int j = 0; j < i; j++) {
                         unlink(find(ids[j]));
                     }
@@ -619,8 +667,10 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                 flat += ranks[i];
                 link(pos, e);
             }
+            // Counted once for the batch rather than per row: one origin, n uses.
+            originUses[o] += n;
         } finally {
-            releaseOrigin(o);
+            releaseOrigin(o, 1);
         }
         return true;
     }
@@ -658,13 +708,15 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     @Override
     public void setMemRegistered(long id, boolean memRegistered) {
         int e = entry(id, "set_mem_registered");
-        flags[e] = (byte) (memRegistered ? flags[e] | MEM_REGISTERED : flags[e] & ~MEM_REGISTERED);
+        int b = (e << ENTRY_SHIFT) + FLAGS;
+        ent[b] = memRegistered ? ent[b] | MEM_REGISTERED : ent[b] & ~MEM_REGISTERED;
     }
 
     @Override
     public void setPersist(long id, boolean persist) {
         int e = entry(id, "set_persist");
-        flags[e] = (byte) (persist ? flags[e] | PERSIST : flags[e] & ~PERSIST);
+        int b = (e << ENTRY_SHIFT) + FLAGS;
+        ent[b] = persist ? ent[b] | PERSIST : ent[b] & ~PERSIST;
     }
 
     @Override
@@ -692,8 +744,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         }
         for (int i = 0; i < uuids.length; i++) {
             int e = rows[positions[i]] - 1;
-            shmSegment[e] = segmentIdxs[i] == -1 ? -1 : segments[segmentIdxs[i]];
-            shmOffset[e] = offsets[i];
+            setPlacement(e, segmentIdxs[i] == -1 ? -1 : segments[segmentIdxs[i]], offsets[i]);
             infoByRow[positions[i]] = null;
         }
     }
@@ -710,8 +761,9 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     @Override
     public ReferenceInfo referenceInfo(long id) {
-        int e = entry(id, "reference_info");
-        return new ReferenceInfo(refCnt[e], (flags[e] & PERSIST) != 0, (flags[e] & MEM_REGISTERED) != 0);
+        int b = entry(id, "reference_info") << ENTRY_SHIFT;
+        long f = ent[b + FLAGS];
+        return new ReferenceInfo(ent[b + REF], (f & PERSIST) != 0, (f & MEM_REGISTERED) != 0);
     }
 
     @Override

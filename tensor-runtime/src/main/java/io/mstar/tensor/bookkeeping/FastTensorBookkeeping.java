@@ -10,26 +10,28 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The fast bookkeeper: a two-level index over {@code long} uuids into dense entry columns – reference counts,
- * flags and every descriptor field in parallel primitive arrays – so the hot paths (a batch put, the uniform
- * safety hold, the batched dereference) box nothing and allocate nothing per tensor.
+ * The fast bookkeeper: a two-level index over {@code long} uuids into dense entry records – the reference count,
+ * flags and every descriptor field packed into 16 consecutive longs of one array – so the hot
+ * paths (a batch put, the uniform safety hold, the batched dereference) box nothing and allocate nothing per
+ * tensor.
  *
  * <p>The index: uuids are ordinal | incarnation | counter and one node's output batch is a run of consecutive
- * counters, so a uuid is split into a page key (all but the low {@value #PAGE_BITS} bits) and a row within the
- * page. {@link PageIndex} maps page keys to pages; a page is {@value #PAGE} row slots naming entries. A batch
+ * counters, so a uuid is split into a page key (all but the low 6 bits) and a row within the
+ * page. {@link PageIndex} maps page keys to pages; a page is 64 row slots naming entries. A batch
  * then costs one or two hash probes instead of one per tensor, and pages, like entries, are recycled from a LIFO
  * free list, so a fresh batch lands on memory the batch before it just released rather than on a cold slot that a
  * hash of a never-seen uuid picked. A page goes back when its last row does, so a scattered population costs a
- * page of row slots (256 bytes) per live uuid at worst, never a page of entry columns.
+ * page of row slots and cached-descriptor slots (about 512 bytes) per live uuid at worst, never a page of entry
+ * records.
  *
  * <p>The fields constant across one node's output batch (session, entity, node, walk, tp size and rank) are
  * interned once per batch as an "origin" shared by its rows, reference-counted so that walks which end release
  * theirs; dtype names are interned for good (there are a handful).
  *
- * <p>A descriptor handed in is COPIED into the columns, unlike {@link PlainTensorBookkeeping}, which keeps the
+ * <p>A descriptor handed in is COPIED into its entry record, unlike {@link PlainTensorBookkeeping}, which keeps the
  * caller's object. Anything relying on a later edit of the descriptor (register-for-send stamping the arena
  * placement) has to write it back with {@link #setShmPlacement}; {@link #getInfo} builds a
- * {@link TensorPointerInfo} from the columns on first ask (the segment name from {@link #registerShmSegment}) and
+ * {@link TensorPointerInfo} from the record on first ask (the segment name from {@link #registerShmSegment}) and
  * hands the same one out until the record changes.
  *
  * <p>Owned by the engine loop; not thread-safe. Observably identical to the plain backend (held to it by the
@@ -42,7 +44,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     /** Dims/stride stored inline per entry up to this rank; higher ranks get their own arrays. */
     static final int INLINE_DIMS = 4;
     /**
-     * An entry is {@value #ENTRY_LONGS} consecutive longs of {@link #ent} (two cache lines) rather than a slot in
+     * An entry is 16 consecutive longs of {@code ent} (two cache lines) rather than a slot in
      * a dozen parallel columns: a put writes one place instead of a dozen arrays, each with its own bounds check.
      */
     private static final int ENTRY_SHIFT = 4;
@@ -77,7 +79,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private int pageHigh;
     private int[] rows;
     /**
-     * The descriptor getInfo built from the columns, by row position, kept until the record changes or goes: a
+     * The descriptor getInfo built from the entry record, by row position, kept until the record changes or goes: a
      * lookup that allocated a fresh record (and boxed its dims) each time ran some twenty times slower than the
      * plain backend handing back the object it holds. By row position rather than by entry so a cached lookup
      * is a page probe and one load. Filled only for uuids somebody looks up.
@@ -89,7 +91,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private int freePageTop;
     private int live;
 
-    // ---- entry columns, indexed by entry number; free entries are stacked in freeEntries ----
+    // ---- entry records, indexed by entry number; free entries are stacked in freeEntries ----
     private int entryCap;
     private int entryHigh;
     private int[] freeEntries;

@@ -211,16 +211,25 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     /** {@link #unlink} but for the entry's use of its origin, which the caller lets go of; returns the entry. */
     private int unlinkRow(int pos) {
+        live--;
+        releaseRows(pos >>> PAGE_BITS, 1);
+        return clearRow(pos);
+    }
+
+    /** Takes {@code n} rows off page {@code p}'s count, giving the page back with its last one. */
+    private void releaseRows(int p, int n) {
+        if ((pageLive[p] -= n) == 0) {
+            pages.remove(pageKey[p]);
+            freePages[freePageTop++] = p;
+        }
+    }
+
+    /** Empties row position {@code pos} and frees its entry, leaving the counts to the caller. */
+    private int clearRow(int pos) {
         int e = rows[pos] - 1;
         rows[pos] = 0;
         if (infoByRow[pos] != null) {
             infoByRow[pos] = null;
-        }
-        live--;
-        int p = pos >>> PAGE_BITS;
-        if (--pageLive[p] == 0) {
-            pages.remove(pageKey[p]);
-            freePages[freePageTop++] = p;
         }
         if ((int) ent[(e << ENTRY_SHIFT) + SHAPE] > INLINE_DIMS) {
             bigDims[e] = null;
@@ -232,7 +241,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     // ---- entries ----
 
-    /** A recycled or new entry; the caller counts its use of {@code originId}. */
+    /** A recycled or new entry; the caller counts its use of {@code originId} and sets its layout next. */
     private int newEntry(int originId, int dtypeId, long addr, long bytes, long off) {
         int e;
         if (freeTop > 0) {
@@ -251,7 +260,6 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         t[b + OFFSET] = off;
         t[b + SHM_OFFSET] = 0;
         t[b + IDS] = (long) originId << 32 | dtypeId;
-        t[b + SHAPE] = -1L << 32;
         t[b + FLAGS] = 0;
         return e;
     }
@@ -437,9 +445,12 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         int found = 0;
         int[] r = rows;
         long[] t = ent;
-        // A batch's rows share an origin: its uses are handed back once per run of them, not per row.
+        // A batch's rows share an origin and a page or two: their counts are settled once per run of rows, not
+        // per row.
         int runOrigin = -1;
         int run = 0;
+        int runPage = -1;
+        int pageRun = 0;
         for (int i = 0; i < uuids.length; i++) {
             int pos = positions[i];
             int b = (r[pos] - 1) << ENTRY_SHIFT;
@@ -459,13 +470,28 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                         run = 0;
                     }
                     run++;
-                    // Distinct uuids: a page emptied here is named by no later position in this batch.
-                    unlinkRow(pos);
+                    int p = pos >>> PAGE_BITS;
+                    if (p != runPage) {
+                        // Distinct uuids: a page emptied here is named by no later position in this batch.
+                        if (pageRun > 0) {
+                            releaseRows(runPage, pageRun);
+                        }
+                        runPage = p;
+                        pageRun = 0;
+                    }
+                    pageRun++;
+                    clearRow(pos);
                 }
             }
         }
         if (run > 0) {
             releaseOrigin(runOrigin, run);
+        }
+        if (pageRun > 0) {
+            releaseRows(runPage, pageRun);
+        }
+        if (cleanup) {
+            live -= found;
         }
         // Gathered in reused scratch and copied out at the exact length: allocating the answer up front and
         // filling it cost a zeroing pass and a growth check per uuid, about a tenth of a whole batch.
@@ -646,10 +672,16 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             long curKey = NO_PAGE_KEY;
             int base = 0;
             int flat = 0;
+            // Rows linked on the current page and not yet on its count: settled once per run of the batch.
+            int pageRun = 0;
             for (int i = 0; i < n; i++) {
                 long id = ids[i];
                 long key = id >>> PAGE_BITS;
                 if (key != curKey) {
+                    if (pageRun > 0) {
+                        pageLive[base >>> PAGE_BITS] += pageRun;
+                        pageRun = 0;
+                    }
                     int p = pages.get(key);
                     // A fresh page here is never left empty: this row goes in at once.
                     base = (p < 0 ? newPage(key) : p) << PAGE_BITS;
@@ -657,7 +689,10 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                 }
                 int pos = base | (int) id & ROW_MASK;
                 if (rows[pos] != 0) {
-                    // The rows in so far hold the origin, and each unlink below lets go of it.
+                    // Settle the counts so the undo below sees them: the rows in so far hold their page and
+                    // the origin, and each unlink lets go of both.
+                    pageLive[base >>> PAGE_BITS] += pageRun;
+                    live += i;
                     originUses[o] += i;
                     for (int j = 0; j < i; j++) {
                         unlink(find(ids[j]));
@@ -667,9 +702,14 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                 int e = newEntry(o, batchDtypes[dts[i]], addrs[i], bytes[i], 0L);
                 setLayout(e, ranks[i], dFlat, sFlat, flat);
                 flat += ranks[i];
-                link(pos, e);
+                rows[pos] = e + 1;
+                pageRun++;
+            }
+            if (pageRun > 0) {
+                pageLive[base >>> PAGE_BITS] += pageRun;
             }
             // Counted once for the batch rather than per row: one origin, n uses.
+            live += n;
             originUses[o] += n;
         } finally {
             releaseOrigin(o, 1);

@@ -106,6 +106,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private long[] outUuids = new long[64];
     private boolean[] outRegistered = new boolean[64];
     private int epoch = 1;
+    /** Whether the uuids resolveAll last resolved were strictly increasing, hence distinct. */
+    private boolean resolvedIncreasing;
 
     // ---- interning ----
     private final Map<Origin, Integer> originIds = new HashMap<>();
@@ -363,8 +365,12 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         int[] r = rows;
         long curKey = NO_PAGE_KEY;
         int base = -1;
+        boolean increasing = true;
+        long prev = Long.MIN_VALUE;
         for (int i = 0; i < uuids.length; i++) {
             long id = uuids[i];
+            increasing &= i == 0 || id > prev;
+            prev = id;
             long key = id >>> PAGE_BITS;
             if (key != curKey) {
                 int p = pages.get(key);
@@ -377,16 +383,16 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             }
             s[i] = pos;
         }
+        resolvedIncreasing = increasing;
         return s;
     }
 
-    /** Refuses a uuid repeated in the batch. A strictly increasing batch (the usual run) needs no more than that. */
+    /**
+     * Refuses a uuid repeated in the batch just resolved. A strictly increasing batch (the usual run), which
+     * {@link #resolveAll} noticed on its way, needs no more than that.
+     */
     private void requireDistinct(long[] uuids, int[] positions, String op) {
-        boolean increasing = true;
-        for (int i = 1; i < uuids.length && increasing; i++) {
-            increasing = uuids[i] > uuids[i - 1];
-        }
-        if (increasing) {
+        if (resolvedIncreasing) {
             return;
         }
         if (++epoch == Integer.MAX_VALUE) {

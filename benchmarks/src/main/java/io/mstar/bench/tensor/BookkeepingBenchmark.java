@@ -31,10 +31,14 @@ import java.util.concurrent.TimeUnit;
  *   columns the caller fills while minting, then {@code putTensorBatchColumns}; plain: a descriptor per tensor,
  *   then {@code putTensorBatch}), the uniform +1 safety hold, then {@code dereferenceBatchUniform(cleanup)}
  *   releasing and forgetting all 64 – over a table already holding {@code resident} live tensors.</li>
+ *   <li>{@link #storeHoldReleasePrebuilt}: the same three bookkeeping calls on inputs built in setup (a pool of
+ *   {@value #POOL} batches, each backend's form), so the figure is the bookkeeping alone, not the caller's
+ *   minting. Every batch is forgotten by its own release, so a pooled uuid is stored again only after it was
+ *   dropped, {@value #POOL} batches later – legal, and far enough apart that no cache still holds it.</li>
  *   <li>{@link #getInfo}: descriptor lookups of 1024 random live uuids in a table of {@code resident}.</li>
  * </ul>
- * Building the input is part of the measured work on both sides, as it is for the caller: that is exactly the
- * cost the columnar form exists to avoid.
+ * In {@link #storeHoldRelease} building the input is part of the measured work on both sides, as it is for the
+ * caller: that is exactly the cost the columnar form exists to avoid.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -43,6 +47,7 @@ public class BookkeepingBenchmark {
 
     static final int BATCH = 64;
     static final int LOOKUPS = 1024;
+    static final int POOL = 64;
 
     @Param({"plain", "fast"})
     public String backend;
@@ -57,6 +62,12 @@ public class BookkeepingBenchmark {
     private final long[] batchUuids = new long[BATCH];
     private final long[] lookupUuids = new long[LOOKUPS];
     private ColumnarTensorInfo columns;
+
+    /** Prebuilt inputs: POOL batches of fresh uuids, as columns (fast) or descriptors (plain). */
+    private final long[][] poolIds = new long[POOL][];
+    private final ColumnarTensorInfo[] poolColumns = new ColumnarTensorInfo[POOL];
+    private final List<List<TensorPointerInfo>> poolInfos = new ArrayList<>();
+    private int poolNext;
 
     /** The batch's layouts: what a node emits every pass (a template), in both forms. */
     private final long[][] dims = new long[BATCH][];
@@ -86,6 +97,19 @@ public class BookkeepingBenchmark {
         }
         for (int i = 0; i < LOOKUPS; i++) {
             lookupUuids[i] = held[r.nextInt(resident)];
+        }
+        for (int b = 0; b < POOL; b++) {
+            ColumnarTensorInfo c = new ColumnarTensorInfo("10.0.0.1:7000", "worker-1", "llm", "walk-0", 1, 0);
+            int[] dt = {c.dtypeIndex(dtypes[0]), c.dtypeIndex(dtypes[1]), c.dtypeIndex(dtypes[2])};
+            List<TensorPointerInfo> infos = new ArrayList<>(BATCH);
+            for (int i = 0; i < BATCH; i++) {
+                long u = mint();
+                c.addRow(u, 0x7f00_0000_0000L + u * 64, 2L * dims[i][1] * 4096, 3, dims[i], strides[i], dt[i % 3]);
+                infos.add(descriptor(u, i));
+            }
+            poolIds[b] = c.uuids();
+            poolColumns[b] = c;
+            poolInfos.add(infos);
         }
     }
 
@@ -121,6 +145,20 @@ public class BookkeepingBenchmark {
                 infos.add(descriptor(u, i));
             }
             book.putTensorBatch(ids, infos);
+        }
+        book.incrementRefBatchUniform(ids, 1);
+        return book.dereferenceBatchUniform(ids, 1, true);
+    }
+
+    @Benchmark
+    public Collectable storeHoldReleasePrebuilt() {
+        int b = poolNext;
+        poolNext = (b + 1) % POOL;
+        long[] ids = poolIds[b];
+        if (columnar) {
+            book.putTensorBatchColumns(poolColumns[b]);
+        } else {
+            book.putTensorBatch(ids, poolInfos.get(b));
         }
         book.incrementRefBatchUniform(ids, 1);
         return book.dereferenceBatchUniform(ids, 1, true);

@@ -99,8 +99,13 @@ public final class ColumnarTensorInfo {
         this.nbytes[rows] = nbytes;
         this.ndims[rows] = ndims;
         this.dtypeIdx[rows] = dtypeIdx;
-        System.arraycopy(dims, 0, dimsFlat, flat, ndims);
-        System.arraycopy(stride, 0, strideFlat, flat, ndims);
+        // A loop, not arraycopy: a row is three or four longs, less than the intrinsic's setup costs.
+        long[] df = dimsFlat;
+        long[] sf = strideFlat;
+        for (int k = 0; k < ndims; k++) {
+            df[flat + k] = dims[k];
+            sf[flat + k] = stride[k];
+        }
         flat += ndims;
         rows++;
     }

@@ -10,17 +10,28 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The fast bookkeeper: a primitive open-addressing index over {@code long} uuids ({@link UuidIndex}) into dense
- * entry columns – reference counts, flags and every descriptor field in parallel primitive arrays – so the hot
+ * The fast bookkeeper: a two-level index over {@code long} uuids into dense entry records – the reference count,
+ * flags and every descriptor field packed into 16 consecutive longs of one array – so the hot
  * paths (a batch put, the uniform safety hold, the batched dereference) box nothing and allocate nothing per
- * tensor. The fields constant across one node's output batch (session, entity, node, walk, tp size and rank) are
+ * tensor.
+ *
+ * <p>The index: uuids are ordinal | incarnation | counter and one node's output batch is a run of consecutive
+ * counters, so a uuid is split into a page key (all but the low 6 bits) and a row within the
+ * page. {@link PageIndex} maps page keys to pages; a page is 64 row slots naming entries. A batch
+ * then costs one or two hash probes instead of one per tensor, and pages, like entries, are recycled from a LIFO
+ * free list, so a fresh batch lands on memory the batch before it just released rather than on a cold slot that a
+ * hash of a never-seen uuid picked. A page goes back when its last row does, so a scattered population costs a
+ * page of row slots and cached-descriptor slots (about 512 bytes) per live uuid at worst, never a page of entry
+ * records.
+ *
+ * <p>The fields constant across one node's output batch (session, entity, node, walk, tp size and rank) are
  * interned once per batch as an "origin" shared by its rows, reference-counted so that walks which end release
  * theirs; dtype names are interned for good (there are a handful).
  *
- * <p>A descriptor handed in is COPIED into the columns, unlike {@link PlainTensorBookkeeping}, which keeps the
+ * <p>A descriptor handed in is COPIED into its entry record, unlike {@link PlainTensorBookkeeping}, which keeps the
  * caller's object. Anything relying on a later edit of the descriptor (register-for-send stamping the arena
  * placement) has to write it back with {@link #setShmPlacement}; {@link #getInfo} builds a
- * {@link TensorPointerInfo} from the columns on first ask (the segment name from {@link #registerShmSegment}) and
+ * {@link TensorPointerInfo} from the record on first ask (the segment name from {@link #registerShmSegment}) and
  * hands the same one out until the record changes.
  *
  * <p>Owned by the engine loop; not thread-safe. Observably identical to the plain backend (held to it by the
@@ -28,48 +39,75 @@ import java.util.Objects;
  */
 public final class FastTensorBookkeeping implements TensorBookkeeping {
 
-    private static final byte PERSIST = 1;
-    private static final byte MEM_REGISTERED = 2;
+    private static final long PERSIST = 1;
+    private static final long MEM_REGISTERED = 2;
     /** Dims/stride stored inline per entry up to this rank; higher ranks get their own arrays. */
-    static final int INLINE_DIMS = 6;
+    static final int INLINE_DIMS = 4;
+    /**
+     * An entry is 16 consecutive longs of {@code ent} (two cache lines) rather than a slot in
+     * a dozen parallel columns: a put writes one place instead of a dozen arrays, each with its own bounds check.
+     */
+    private static final int ENTRY_SHIFT = 4;
+    private static final int ENTRY_LONGS = 1 << ENTRY_SHIFT;
+    private static final int REF = 0;
+    private static final int ADDRESS = 1;
+    private static final int NBYTES = 2;
+    private static final int OFFSET = 3;
+    private static final int SHM_OFFSET = 4;
+    /** origin id in the high half, dtype id in the low half. */
+    private static final int IDS = 5;
+    /** arena segment id (-1: none) in the high half, rank in the low half. */
+    private static final int SHAPE = 6;
+    private static final int FLAGS = 7;
+    private static final int DIMS = 8;
+    private static final int STRIDE = DIMS + INLINE_DIMS;
+    /** Low uuid bits that pick the row within a page. */
+    static final int PAGE_BITS = 6;
+    static final int PAGE = 1 << PAGE_BITS;
+    private static final int ROW_MASK = PAGE - 1;
+    /** No page key is this: page keys are {@code uuid >>> PAGE_BITS}, so their top bits are clear. */
+    private static final long NO_PAGE_KEY = -1L;
 
     private record Origin(String sessionId, String entity, String nodeName, String graphWalk, int tpSize, int tpRank) {
     }
 
-    private final UuidIndex index;
     private final ErrorCounts errors = new ErrorCounts();
 
-    // ---- entry columns, indexed by entry number; free entries are stacked in freeEntries ----
+    // ---- index: page key -> page; (page << PAGE_BITS | row) -> entry + 1, 0 where none ----
+    private final PageIndex pages;
+    private int pageCap;
+    private int pageHigh;
+    private int[] rows;
+    /**
+     * The descriptor getInfo built from the entry record, by row position, kept until the record changes or goes: a
+     * lookup that allocated a fresh record (and boxed its dims) each time ran some twenty times slower than the
+     * plain backend handing back the object it holds. By row position rather than by entry so a cached lookup
+     * is a page probe and one load. Filled only for uuids somebody looks up.
+     */
+    private TensorPointerInfo[] infoByRow;
+    private int[] pageLive;
+    private long[] pageKey;
+    private int[] freePages;
+    private int freePageTop;
+    private int live;
+
+    // ---- entry records, indexed by entry number; free entries are stacked in freeEntries ----
     private int entryCap;
     private int entryHigh;
     private int[] freeEntries;
     private int freeTop;
-    private long[] uuid;
-    private long[] refCnt;
-    private byte[] flags;
-    private long[] address;
-    private long[] nbytes;
-    private long[] offset;
-    private long[] shmOffset;
-    private int[] shmSegment;
-    private int[] dtype;
-    private int[] origin;
-    private int[] ndims;
+    private long[] ent;
     private int[] stamp;
-    private long[] dims;
-    private long[] stride;
     private long[][] bigDims;
     private long[][] bigStride;
-    /**
-     * The descriptor getInfo built from the columns, kept until the record changes or goes: a lookup that
-     * allocated a fresh record (and boxed its dims) each time ran some twenty times slower than the plain
-     * backend handing back the object it holds. Filled only for uuids somebody looks up.
-     */
-    private TensorPointerInfo[] infoCache;
 
-    // ---- batch scratch: entries resolved by a batch's validation pass, applied by the next ----
+    // ---- batch scratch: row positions resolved by a batch's validation pass, applied by the next ----
     private int[] scratch = new int[64];
+    private long[] outUuids = new long[64];
+    private boolean[] outRegistered = new boolean[64];
     private int epoch = 1;
+    /** Whether the uuids resolveAll last resolved were strictly increasing, hence distinct. */
+    private boolean resolvedIncreasing;
 
     // ---- interning ----
     private final Map<Origin, Integer> originIds = new HashMap<>();
@@ -100,30 +138,28 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     /** @param expected tensors expected live at once; the tables start sized for it and grow past it */
     public FastTensorBookkeeping(int expected) {
-        index = new UuidIndex(expected);
+        int expectedPages = Math.max(4, expected / PAGE * 2);
+        pages = new PageIndex(expectedPages);
+        allocatePages(expectedPages);
         allocateEntries(Math.max(16, expected));
+    }
+
+    private void allocatePages(int cap) {
+        pageCap = cap;
+        rows = grow(rows, cap * PAGE);
+        infoByRow = infoByRow == null ? new TensorPointerInfo[cap * PAGE] : Arrays.copyOf(infoByRow, cap * PAGE);
+        pageLive = grow(pageLive, cap);
+        pageKey = grow(pageKey, cap);
+        freePages = grow(freePages, cap);
     }
 
     private void allocateEntries(int cap) {
         entryCap = cap;
-        freeEntries = freeEntries == null ? new int[cap] : Arrays.copyOf(freeEntries, cap);
-        uuid = grow(uuid, cap);
-        refCnt = grow(refCnt, cap);
-        flags = flags == null ? new byte[cap] : Arrays.copyOf(flags, cap);
-        address = grow(address, cap);
-        nbytes = grow(nbytes, cap);
-        offset = grow(offset, cap);
-        shmOffset = grow(shmOffset, cap);
-        shmSegment = grow(shmSegment, cap);
-        dtype = grow(dtype, cap);
-        origin = grow(origin, cap);
-        ndims = grow(ndims, cap);
+        freeEntries = grow(freeEntries, cap);
+        ent = grow(ent, cap * ENTRY_LONGS);
         stamp = grow(stamp, cap);
-        dims = grow(dims, cap * INLINE_DIMS);
-        stride = grow(stride, cap * INLINE_DIMS);
         bigDims = bigDims == null ? new long[cap][] : Arrays.copyOf(bigDims, cap);
         bigStride = bigStride == null ? new long[cap][] : Arrays.copyOf(bigStride, cap);
-        infoCache = infoCache == null ? new TensorPointerInfo[cap] : Arrays.copyOf(infoCache, cap);
     }
 
     private static long[] grow(long[] a, int cap) {
@@ -134,7 +170,81 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         return a == null ? new int[cap] : Arrays.copyOf(a, cap);
     }
 
-    private int newEntry(long id, int originId, int dtypeId, long addr, long bytes, long off) {
+    // ---- pages ----
+
+    /** A page for {@code key}, which has none: the one released last, so its rows are still in cache. */
+    private int newPage(long key) {
+        int p;
+        if (freePageTop > 0) {
+            p = freePages[--freePageTop];
+        } else {
+            if (pageHigh == pageCap) {
+                allocatePages(pageCap * 2);
+            }
+            p = pageHigh++;
+        }
+        pageKey[p] = key;
+        pages.putAbsent(key, p);
+        return p;
+    }
+
+    /** The row position of {@code id}, or -1 when it has no record. */
+    private int find(long id) {
+        int p = pages.get(id >>> PAGE_BITS);
+        if (p < 0) {
+            return -1;
+        }
+        int pos = p << PAGE_BITS | (int) id & ROW_MASK;
+        return rows[pos] == 0 ? -1 : pos;
+    }
+
+    /** Maps the empty row position {@code pos} to entry {@code e}. */
+    private void link(int pos, int e) {
+        rows[pos] = e + 1;
+        pageLive[pos >>> PAGE_BITS]++;
+        live++;
+    }
+
+    /** Drops the record at row position {@code pos}, its entry and, with its last row, its page. */
+    private void unlink(int pos) {
+        int e = unlinkRow(pos);
+        releaseOrigin((int) (ent[(e << ENTRY_SHIFT) + IDS] >>> 32), 1);
+    }
+
+    /** {@link #unlink} but for the entry's use of its origin, which the caller lets go of; returns the entry. */
+    private int unlinkRow(int pos) {
+        live--;
+        releaseRows(pos >>> PAGE_BITS, 1);
+        return clearRow(pos);
+    }
+
+    /** Takes {@code n} rows off page {@code p}'s count, giving the page back with its last one. */
+    private void releaseRows(int p, int n) {
+        if ((pageLive[p] -= n) == 0) {
+            pages.remove(pageKey[p]);
+            freePages[freePageTop++] = p;
+        }
+    }
+
+    /** Empties row position {@code pos} and frees its entry, leaving the counts to the caller. */
+    private int clearRow(int pos) {
+        int e = rows[pos] - 1;
+        rows[pos] = 0;
+        if (infoByRow[pos] != null) {
+            infoByRow[pos] = null;
+        }
+        if ((int) ent[(e << ENTRY_SHIFT) + SHAPE] > INLINE_DIMS) {
+            bigDims[e] = null;
+            bigStride[e] = null;
+        }
+        freeEntries[freeTop++] = e;
+        return e;
+    }
+
+    // ---- entries ----
+
+    /** A recycled or new entry; the caller counts its use of {@code originId} and sets its layout next. */
+    private int newEntry(int originId, int dtypeId, long addr, long bytes, long off) {
         int e;
         if (freeTop > 0) {
             e = freeEntries[--freeTop];
@@ -144,42 +254,39 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             }
             e = entryHigh++;
         }
-        uuid[e] = id;
-        refCnt[e] = 0;
-        flags[e] = 0;
-        address[e] = addr;
-        nbytes[e] = bytes;
-        offset[e] = off;
-        shmOffset[e] = 0;
-        shmSegment[e] = -1;
-        dtype[e] = dtypeId;
-        origin[e] = originId;
-        originUses[originId]++;
-        stamp[e] = 0;
+        long[] t = ent;
+        int b = e << ENTRY_SHIFT;
+        t[b + REF] = 0;
+        t[b + ADDRESS] = addr;
+        t[b + NBYTES] = bytes;
+        t[b + OFFSET] = off;
+        t[b + SHM_OFFSET] = 0;
+        t[b + IDS] = (long) originId << 32 | dtypeId;
+        t[b + FLAGS] = 0;
         return e;
     }
 
-    private void freeEntry(int e) {
-        releaseOrigin(origin[e]);
-        bigDims[e] = null;
-        bigStride[e] = null;
-        infoCache[e] = null;
-        freeEntries[freeTop++] = e;
-    }
-
+    /** Sets the rank and layout of entry {@code e}, whose arena segment is still none (as newEntry left it). */
     private void setLayout(int e, int rank, long[] d, long[] s, int from) {
-        ndims[e] = rank;
+        long[] t = ent;
+        int b = e << ENTRY_SHIFT;
+        t[b + SHAPE] = -1L << 32 | rank;
         if (rank <= INLINE_DIMS) {
             // A loop, not arraycopy: for three or four longs the intrinsic's setup costs more than the copy.
-            int base = e * INLINE_DIMS;
             for (int k = 0; k < rank; k++) {
-                dims[base + k] = d[from + k];
-                stride[base + k] = s[from + k];
+                t[b + DIMS + k] = d[from + k];
+                t[b + STRIDE + k] = s[from + k];
             }
         } else {
             bigDims[e] = Arrays.copyOfRange(d, from, from + rank);
             bigStride[e] = Arrays.copyOfRange(s, from, from + rank);
         }
+    }
+
+    private void setPlacement(int e, int segmentId, long shmOffset) {
+        int b = e << ENTRY_SHIFT;
+        ent[b + SHAPE] = (long) segmentId << 32 | (ent[b + SHAPE] & 0xFFFF_FFFFL);
+        ent[b + SHM_OFFSET] = shmOffset;
     }
 
     // ---- interning ----
@@ -215,8 +322,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         return id;
     }
 
-    private void releaseOrigin(int o) {
-        if (--originUses[o] == 0) {
+    private void releaseOrigin(int o, int uses) {
+        if ((originUses[o] -= uses) == 0) {
             originIds.remove(origins[o]);
             origins[o] = null;
             freeOrigins[freeOriginTop++] = o;
@@ -239,36 +346,61 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     // ---- lookups ----
 
     private int entry(long id, String op) {
-        int e = index.get(id);
-        if (e < 0) {
+        int pos = find(id);
+        if (pos < 0) {
             throw errors.unknown(id, op);
         }
-        return e;
+        return rows[pos] - 1;
     }
 
-    /** Resolves every uuid to its index slot in scratch (growing it), failing on the first unknown one. */
+    /**
+     * Resolves every uuid to its row position in scratch (growing it), failing on the first unknown one. A run of
+     * uuids on one page (a batch) probes the page index once.
+     */
     private int[] resolveAll(long[] uuids, String op) {
         if (scratch.length < uuids.length) {
             scratch = new int[Math.max(uuids.length, scratch.length * 2)];
         }
         int[] s = scratch;
+        int[] r = rows;
+        long curKey = NO_PAGE_KEY;
+        int base = -1;
+        boolean increasing = true;
+        long prev = Long.MIN_VALUE;
         for (int i = 0; i < uuids.length; i++) {
-            int slot = index.slot(uuids[i]);
-            if (slot < 0) {
-                throw errors.unknown(uuids[i], op);
+            long id = uuids[i];
+            increasing &= i == 0 || id > prev;
+            prev = id;
+            long key = id >>> PAGE_BITS;
+            if (key != curKey) {
+                int p = pages.get(key);
+                base = p < 0 ? -1 : p << PAGE_BITS;
+                curKey = key;
             }
-            s[i] = slot;
+            int pos = base | (int) id & ROW_MASK;
+            if (base < 0 || r[pos] == 0) {
+                throw errors.unknown(id, op);
+            }
+            s[i] = pos;
         }
+        resolvedIncreasing = increasing;
         return s;
     }
 
-    private void requireDistinct(long[] uuids, int[] slots, String op) {
+    /**
+     * Refuses a uuid repeated in the batch just resolved. A strictly increasing batch (the usual run), which
+     * {@link #resolveAll} noticed on its way, needs no more than that.
+     */
+    private void requireDistinct(long[] uuids, int[] positions, String op) {
+        if (resolvedIncreasing) {
+            return;
+        }
         if (++epoch == Integer.MAX_VALUE) {
             Arrays.fill(stamp, 0);
             epoch = 1;
         }
         for (int i = 0; i < uuids.length; i++) {
-            int e = index.entryAt(slots[i]);
+            int e = rows[positions[i]] - 1;
             if (stamp[e] == epoch) {
                 throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuids[i], op, "uuid repeated in batch");
             }
@@ -287,13 +419,13 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     @Override
     public boolean canGc(long id) {
-        int e = entry(id, "can_gc");
-        return refCnt[e] <= 0 && (flags[e] & PERSIST) == 0;
+        int b = entry(id, "can_gc") << ENTRY_SHIFT;
+        return ent[b + REF] <= 0 && (ent[b + FLAGS] & PERSIST) == 0;
     }
 
     @Override
     public void dereference(long id, int n) {
-        refCnt[entry(id, "dereference")] -= n;
+        ent[entry(id, "dereference") << ENTRY_SHIFT] -= n;
     }
 
     @Override
@@ -308,51 +440,108 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     }
 
     private Collectable dereferenceResolved(long[] uuids, int[] counts, int n, boolean cleanup, String op) {
-        int[] slots = resolveAll(uuids, op);
-        requireDistinct(uuids, slots, op);
-        Collectable.Builder out = new Collectable.Builder(uuids.length);
+        int[] positions = resolveAll(uuids, op);
+        requireDistinct(uuids, positions, op);
+        if (outUuids.length < uuids.length) {
+            outUuids = new long[Math.max(uuids.length, outUuids.length * 2)];
+            outRegistered = new boolean[outUuids.length];
+        }
+        long[] ou = outUuids;
+        boolean[] or = outRegistered;
+        int found = 0;
+        int[] r = rows;
+        long[] t = ent;
+        // A batch's rows share an origin and a page or two: their counts are settled once per run of rows, not
+        // per row.
+        int runOrigin = -1;
+        int run = 0;
+        int runPage = -1;
+        int pageRun = 0;
         for (int i = 0; i < uuids.length; i++) {
-            int slot = slots[i];
-            int e = index.entryAt(slot);
-            long r = refCnt[e] -= counts == null ? n : counts[i];
-            if (r <= 0 && (flags[e] & PERSIST) == 0) {
-                out.add(uuids[i], (flags[e] & MEM_REGISTERED) != 0);
+            int pos = positions[i];
+            int b = (r[pos] - 1) << ENTRY_SHIFT;
+            long left = t[b + REF] -= counts == null ? n : counts[i];
+            long f = t[b + FLAGS];
+            if (left <= 0 && (f & PERSIST) == 0) {
+                ou[found] = uuids[i];
+                or[found] = (f & MEM_REGISTERED) != 0;
+                found++;
                 if (cleanup) {
-                    index.removeAt(slot);
-                    freeEntry(e);
+                    int o = (int) (t[b + IDS] >>> 32);
+                    if (o != runOrigin) {
+                        if (run > 0) {
+                            releaseOrigin(runOrigin, run);
+                        }
+                        runOrigin = o;
+                        run = 0;
+                    }
+                    run++;
+                    int p = pos >>> PAGE_BITS;
+                    if (p != runPage) {
+                        // Distinct uuids: a page emptied here is named by no later position in this batch.
+                        if (pageRun > 0) {
+                            releaseRows(runPage, pageRun);
+                        }
+                        runPage = p;
+                        pageRun = 0;
+                    }
+                    pageRun++;
+                    clearRow(pos);
                 }
             }
         }
-        return out.build();
+        if (run > 0) {
+            releaseOrigin(runOrigin, run);
+        }
+        if (pageRun > 0) {
+            releaseRows(runPage, pageRun);
+        }
+        if (cleanup) {
+            live -= found;
+        }
+        // Gathered in reused scratch and copied out at the exact length: allocating the answer up front and
+        // filling it cost a zeroing pass and a growth check per uuid, about a tenth of a whole batch.
+        return found == 0 ? Collectable.NONE
+                : new Collectable(Arrays.copyOf(ou, found), Arrays.copyOf(or, found));
     }
 
     @Override
     public void forgetTensor(long id) {
-        int e = index.remove(id);
-        if (e < 0) {
+        int pos = find(id);
+        if (pos < 0) {
             throw errors.unknown(id, "forget_tensor");
         }
-        freeEntry(e);
+        unlink(pos);
     }
 
     @Override
     public TensorPointerInfo getInfo(long id) {
-        int e = index.get(id);
-        if (e < 0) {
+        int p = pages.get(id >>> PAGE_BITS);
+        if (p < 0) {
             return null;
         }
-        TensorPointerInfo cached = infoCache[e];
+        int pos = p << PAGE_BITS | (int) id & ROW_MASK;
+        TensorPointerInfo cached = infoByRow[pos];
         if (cached != null) {
             return cached;
         }
-        int rank = ndims[e];
+        if (rows[pos] == 0) {
+            return null;
+        }
+        return infoByRow[pos] = build(id, rows[pos] - 1);
+    }
+
+    private TensorPointerInfo build(long id, int e) {
+        long[] t = ent;
+        int b = e << ENTRY_SHIFT;
+        long shape = t[b + SHAPE];
+        int rank = (int) shape;
         Long[] d = new Long[rank];
         Long[] s = new Long[rank];
         if (rank <= INLINE_DIMS) {
-            int base = e * INLINE_DIMS;
             for (int k = 0; k < rank; k++) {
-                d[k] = dims[base + k];
-                s[k] = stride[base + k];
+                d[k] = t[b + DIMS + k];
+                s[k] = t[b + STRIDE + k];
             }
         } else {
             for (int k = 0; k < rank; k++) {
@@ -360,13 +549,12 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                 s[k] = bigStride[e][k];
             }
         }
-        Origin o = origins[origin[e]];
-        int seg = shmSegment[e];
-        TensorPointerInfo info = new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get(dtype[e]), nbytes[e],
-                address[e], offset[e], o.sessionId, o.entity, o.tpSize, o.tpRank, seg < 0 ? null : segmentNames.get(seg),
-                shmOffset[e], o.nodeName, o.graphWalk);
-        infoCache[e] = info;
-        return info;
+        long ids = t[b + IDS];
+        Origin o = origins[(int) (ids >>> 32)];
+        int seg = (int) (shape >> 32);
+        return new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get((int) ids), t[b + NBYTES],
+                t[b + ADDRESS], t[b + OFFSET], o.sessionId, o.entity, o.tpSize, o.tpRank,
+                seg < 0 ? null : segmentNames.get(seg), t[b + SHM_OFFSET], o.nodeName, o.graphWalk);
     }
 
     @Override
@@ -376,29 +564,51 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     @Override
     public void incrementRef(long id, int n) {
-        refCnt[entry(id, "increment_ref")] += n;
+        ent[entry(id, "increment_ref") << ENTRY_SHIFT] += n;
     }
 
     @Override
     public void incrementRefBatch(long[] uuids, int[] counts) {
         requireSameLength("increment_ref_batch", uuids.length, counts.length);
-        int[] slots = resolveAll(uuids, "increment_ref_batch");
-        for (int i = 0; i < uuids.length; i++) {
-            refCnt[index.entryAt(slots[i])] += counts[i];
-        }
+        incrementResolving(uuids, counts, 0, "increment_ref_batch");
     }
 
     @Override
     public void incrementRefBatchUniform(long[] uuids, int n) {
-        int[] slots = resolveAll(uuids, "increment_ref_batch_uniform");
+        incrementResolving(uuids, null, n, "increment_ref_batch_uniform");
+    }
+
+    /**
+     * Resolves and adds in one pass; an unknown uuid takes back what was added before it, so a refused batch
+     * still changes nothing (one owner thread: nobody sees the interim counts).
+     */
+    private void incrementResolving(long[] uuids, int[] counts, int n, String op) {
+        int[] r = rows;
+        long[] t = ent;
+        long curKey = NO_PAGE_KEY;
+        int base = -1;
         for (int i = 0; i < uuids.length; i++) {
-            refCnt[index.entryAt(slots[i])] += n;
+            long id = uuids[i];
+            long key = id >>> PAGE_BITS;
+            if (key != curKey) {
+                int p = pages.get(key);
+                base = p < 0 ? -1 : p << PAGE_BITS;
+                curKey = key;
+            }
+            int pos = base | (int) id & ROW_MASK;
+            if (base < 0 || r[pos] == 0) {
+                for (int j = 0; j < i; j++) {
+                    t[(r[find(uuids[j])] - 1) << ENTRY_SHIFT] -= counts == null ? n : counts[j];
+                }
+                throw errors.unknown(id, op);
+            }
+            t[(r[pos] - 1) << ENTRY_SHIFT] += counts == null ? n : counts[i];
         }
     }
 
     @Override
     public boolean isRegistered(long id) {
-        return (flags[entry(id, "is_registered")] & MEM_REGISTERED) != 0;
+        return (ent[(entry(id, "is_registered") << ENTRY_SHIFT) + FLAGS] & MEM_REGISTERED) != 0;
     }
 
     @Override
@@ -409,7 +619,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         if (info.dims().size() != info.stride().size()) {
             throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, id, "put_tensor", "dims and stride differ in rank");
         }
-        if (index.get(id) >= 0) {
+        if (find(id) >= 0) {
             throw errors.raise(TensorStoreException.Reason.DUPLICATE_UUID, id, "put_tensor", "");
         }
         insert(info);
@@ -418,7 +628,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private void insert(TensorPointerInfo info) {
         int o = internOrigin(info.sourceSessionId(), info.sourceEntity(), info.sourceNodeName(),
                 info.sourceGraphWalk(), info.sourceTpSize(), info.sourceTpRank());
-        int e = newEntry(info.uuid(), o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset());
+        int e = newEntry(o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset());
+        originUses[o]++;
         // Not cached here: the copy is the point (a later edit of the caller's object must not show through).
         int rank = info.dims().size();
         long[] d = new long[rank];
@@ -429,14 +640,19 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         }
         setLayout(e, rank, d, s, 0);
         // A consumer's record of a remote tensor arrives with the producer's segment name already on it.
-        shmSegment[e] = info.shmSegment() == null ? -1 : internSegmentName(info.shmSegment());
-        shmOffset[e] = info.shmOffset();
-        index.putAbsent(info.uuid(), e);
+        setPlacement(e, info.shmSegment() == null ? -1 : internSegmentName(info.shmSegment()), info.shmOffset());
+        long id = info.uuid();
+        long key = id >>> PAGE_BITS;
+        int p = pages.get(key);
+        if (p < 0) {
+            p = newPage(key);
+        }
+        link(p << PAGE_BITS | (int) id & ROW_MASK, e);
     }
 
     @Override
     public boolean putTensorBatchColumns(ColumnarTensorInfo infos) {
-        int rows = infos.size();
+        int n = infos.size();
         long[] ids = infos.uuidColumn();
         long[] addrs = infos.addressColumn();
         long[] bytes = infos.nbytesColumn();
@@ -456,25 +672,53 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         // Holds the origin across the batch so undoing a partial batch cannot free it under us.
         originUses[o]++;
         try {
-            // One probe sequence per row answers "held already?" and inserts. A held uuid, or one repeated within
-            // the batch, undoes the rows already in, so a refused batch changes nothing and the error names the
-            // first offending row, as the plain backend's would.
+            // One pass answers "held already?" and inserts, probing the page index once per page the batch spans.
+            // A held uuid, or one repeated within the batch, undoes the rows already in, so a refused batch changes
+            // nothing and the error names the first offending row, as the plain backend's would.
+            long curKey = NO_PAGE_KEY;
+            int base = 0;
             int flat = 0;
-            for (int i = 0; i < rows; i++) {
+            // Rows linked on the current page and not yet on its count: settled once per run of the batch.
+            int pageRun = 0;
+            for (int i = 0; i < n; i++) {
                 long id = ids[i];
-                int e = newEntry(id, o, batchDtypes[dts[i]], addrs[i], bytes[i], 0L);
-                if (index.putIfAbsent(id, e) >= 0) {
-                    freeEntry(e);
+                long key = id >>> PAGE_BITS;
+                if (key != curKey) {
+                    if (pageRun > 0) {
+                        pageLive[base >>> PAGE_BITS] += pageRun;
+                        pageRun = 0;
+                    }
+                    int p = pages.get(key);
+                    // A fresh page here is never left empty: this row goes in at once.
+                    base = (p < 0 ? newPage(key) : p) << PAGE_BITS;
+                    curKey = key;
+                }
+                int pos = base | (int) id & ROW_MASK;
+                if (rows[pos] != 0) {
+                    // Settle the counts so the undo below sees them: the rows in so far hold their page and
+                    // the origin, and each unlink lets go of both.
+                    pageLive[base >>> PAGE_BITS] += pageRun;
+                    live += i;
+                    originUses[o] += i;
                     for (int j = 0; j < i; j++) {
-                        freeEntry(index.remove(ids[j]));
+                        unlink(find(ids[j]));
                     }
                     throw errors.raise(TensorStoreException.Reason.DUPLICATE_UUID, id, "put_tensor_batch", "");
                 }
+                int e = newEntry(o, batchDtypes[dts[i]], addrs[i], bytes[i], 0L);
                 setLayout(e, ranks[i], dFlat, sFlat, flat);
                 flat += ranks[i];
+                rows[pos] = e + 1;
+                pageRun++;
             }
+            if (pageRun > 0) {
+                pageLive[base >>> PAGE_BITS] += pageRun;
+            }
+            // Counted once for the batch rather than per row: one origin, n uses.
+            live += n;
+            originUses[o] += n;
         } finally {
-            releaseOrigin(o);
+            releaseOrigin(o, 1);
         }
         return true;
     }
@@ -512,13 +756,15 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     @Override
     public void setMemRegistered(long id, boolean memRegistered) {
         int e = entry(id, "set_mem_registered");
-        flags[e] = (byte) (memRegistered ? flags[e] | MEM_REGISTERED : flags[e] & ~MEM_REGISTERED);
+        int b = (e << ENTRY_SHIFT) + FLAGS;
+        ent[b] = memRegistered ? ent[b] | MEM_REGISTERED : ent[b] & ~MEM_REGISTERED;
     }
 
     @Override
     public void setPersist(long id, boolean persist) {
         int e = entry(id, "set_persist");
-        flags[e] = (byte) (persist ? flags[e] | PERSIST : flags[e] & ~PERSIST);
+        int b = (e << ENTRY_SHIFT) + FLAGS;
+        ent[b] = persist ? ent[b] | PERSIST : ent[b] & ~PERSIST;
     }
 
     @Override
@@ -531,9 +777,13 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         if (scratch.length < uuids.length) {
             scratch = new int[Math.max(uuids.length, scratch.length * 2)];
         }
-        int[] entries = scratch;
+        int[] positions = scratch;
         for (int i = 0; i < uuids.length; i++) {
-            entries[i] = entry(uuids[i], "set_shm_placement");
+            int pos = find(uuids[i]);
+            if (pos < 0) {
+                throw errors.unknown(uuids[i], "set_shm_placement");
+            }
+            positions[i] = pos;
             int idx = segmentIdxs[i];
             if (idx != -1 && (idx < 0 || idx >= segments.length || segments[idx] < 0)) {
                 throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuids[i], "set_shm_placement",
@@ -541,26 +791,27 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             }
         }
         for (int i = 0; i < uuids.length; i++) {
-            shmSegment[entries[i]] = segmentIdxs[i] == -1 ? -1 : segments[segmentIdxs[i]];
-            infoCache[entries[i]] = null;
-            shmOffset[entries[i]] = offsets[i];
+            int e = rows[positions[i]] - 1;
+            setPlacement(e, segmentIdxs[i] == -1 ? -1 : segments[segmentIdxs[i]], offsets[i]);
+            infoByRow[positions[i]] = null;
         }
     }
 
     @Override
     public int liveCount() {
-        return index.size();
+        return live;
     }
 
     @Override
     public boolean contains(long id) {
-        return index.get(id) >= 0;
+        return find(id) >= 0;
     }
 
     @Override
     public ReferenceInfo referenceInfo(long id) {
-        int e = entry(id, "reference_info");
-        return new ReferenceInfo(refCnt[e], (flags[e] & PERSIST) != 0, (flags[e] & MEM_REGISTERED) != 0);
+        int b = entry(id, "reference_info") << ENTRY_SHIFT;
+        long f = ent[b + FLAGS];
+        return new ReferenceInfo(ent[b + REF], (f & PERSIST) != 0, (f & MEM_REGISTERED) != 0);
     }
 
     @Override
@@ -568,13 +819,24 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         return errors;
     }
 
-    /** Index slots, for tests of growth and tombstone clearing. */
+    /** Page index slots, for tests of growth. */
     int indexCapacity() {
-        return index.capacity();
+        return pages.capacity();
     }
 
+    /** Times the page index grew. */
     int indexRebuilds() {
-        return index.rebuilds();
+        return pages.rebuilds();
+    }
+
+    /** Pages mapped now, for tests that a page goes with its last row. */
+    int livePages() {
+        return pages.size();
+    }
+
+    /** Pages ever allocated (live or on the free list), for tests that churn recycles them. */
+    int allocatedPages() {
+        return pageHigh;
     }
 
     /** Origins interned now, for tests that walks ending release theirs. */

@@ -7,7 +7,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What only the fast backend has: copying descriptors in, growth, tombstones, interning. */
+/** What only the fast backend has: copying descriptors in, growth, page recycling, interning. */
 class FastTensorBookkeepingTests {
 
     @Test
@@ -39,11 +39,12 @@ class FastTensorBookkeepingTests {
     }
 
     @Test
-    void churnAtASteadyPopulationClearsTombstonesInsteadOfGrowing() {
+    void churnAtASteadyPopulationRecyclesPagesInsteadOfGrowing() {
         FastTensorBookkeeping b = new FastTensorBookkeeping(1024);
         ColumnarTensorInfo cols = new ColumnarTensorInfo("h:1", "worker-0", "llm", "walk", 1, 0);
         long next = 1;
         int capacityAfterWarmup = -1;
+        int pagesAfterWarmup = -1;
         for (int round = 0; round < 2_000; round++) {
             cols.clear();
             int f = cols.dtypeIndex("bfloat16");
@@ -54,13 +55,16 @@ class FastTensorBookkeepingTests {
             long[] ids = cols.uuids();
             b.incrementRefBatchUniform(ids, 1);
             assertThat(b.dereferenceBatchUniform(ids, 1, true).size()).isEqualTo(64);
+            assertThat(b.livePages()).as("a released batch gives its pages back").isZero();
             if (round == 10) {
                 capacityAfterWarmup = b.indexCapacity();
+                pagesAfterWarmup = b.allocatedPages();
             }
         }
         assertThat(b.liveCount()).isZero();
         assertThat(b.indexCapacity()).isEqualTo(capacityAfterWarmup);
-        assertThat(b.indexRebuilds()).as("tombstones were cleared by rebuilding in place").isGreaterThan(0);
+        assertThat(b.allocatedPages()).as("2,000 batches ran on the same recycled pages")
+                .isEqualTo(pagesAfterWarmup).isLessThanOrEqualTo(2);
     }
 
     @Test

@@ -7,6 +7,8 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -20,12 +22,14 @@ class AdmissionTests {
     static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2).admission(1, 1);
 
     @Test
-    void aFullQueueAnswers503WithRetryAfterAndAQueuedRequestIsDroppedWithoutWorkers() {
+    void aFullQueueAnswers503WithRetryAfterAndAQueuedRequestIsDroppedWithoutWorkers() throws Exception {
         LocalStack stack = STACK.stack();
         try (MstarClient client = new MstarClient(stack.conductor().baseUrl());
-             MstarClient.Stream running = client.openStream(MstarClient.counterRequest("adm-running", List.of(1), 4000, null, true));
-             MstarClient.Stream queued = client.openStream(MstarClient.counterRequest("adm-queued", List.of(2), 3, null, true))) {
+             MstarClient.Stream running = client.openStream(MstarClient.counterRequest("adm-running", List.of(1), 4000, null, true))) {
             assertThat(running.next()).isPresent();
+            // A stream's headers come with its first chunk, which a queued request has not made yet.
+            CompletableFuture<MstarClient.Stream> queuedStream = CompletableFuture.supplyAsync(
+                    () -> client.openStream(MstarClient.counterRequest("adm-queued", List.of(2), 3, null, true)));
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
                     assertThat(status(client, "adm-queued").path("state").asString()).isEqualTo("queued"));
 
@@ -38,7 +42,7 @@ class AdmissionTests {
 
             String token = stack.adminToken().value();
             assertThat(client.post("/admin/requests/adm-queued/abort", "", MstarClient.bearer(token)).statusCode()).isEqualTo(202);
-            List<JsonNode> queuedChunks = queued.readAll();
+            List<JsonNode> queuedChunks = queuedStream.get(10, TimeUnit.SECONDS).readAll();
             assertThat(queuedChunks).extracting(c -> c.path("type").asString()).containsExactly("aborted");
 
             assertThat(client.post("/admin/requests/abort-all", "", MstarClient.bearer(token)).statusCode()).isEqualTo(202);

@@ -87,7 +87,7 @@ class RequestController {
                 return Mono.error(new ConductorException(ErrorType.INTERNAL, "output stream ended without a terminal chunk"));
             }
             if (!Chunk.DONE.equals(terminal.type())) {
-                return Mono.error(new ConductorException(ErrorType.valueOf(errorTypeName(terminal.error().type())),
+                return Mono.error(new ConductorException(ErrorType.valueOf(errorTypeName(terminal.error().errorType())),
                         terminal.error().detail()));
             }
             return Mono.just(new Completed(id, model, Chunk.DONE, all.subList(0, all.size() - 1)));

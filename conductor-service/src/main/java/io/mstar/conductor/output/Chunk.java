@@ -55,8 +55,11 @@ public record Chunk(@JsonProperty("type") String type, @JsonProperty("modality")
         return !OUTPUT.equals(type);
     }
 
-    /** The error of a terminal chunk: its stable type, the status a plain answer would carry, and a detail. */
-    public record ChunkError(@JsonProperty("type") String type, @JsonProperty("status") int status,
+    /**
+     * The error of a terminal chunk: its stable type (named {@code error_type} as in problem+json, so a client
+     * reads streamed and plain errors alike), the status a plain answer would carry, and a detail.
+     */
+    public record ChunkError(@JsonProperty("error_type") String errorType, @JsonProperty("status") int status,
             @JsonProperty("detail") String detail) {
     }
 }

@@ -179,7 +179,7 @@ class CounterRequestLifecycleTests {
         h.deliver(W1, new FailRequests(Map.of("r-2", "kernel exploded")));
         await().atMost(Duration.ofSeconds(5)).until(() -> chunks.size() == 1);
         assertThat(chunks.get(0).type()).isEqualTo(Chunk.ERROR);
-        assertThat(chunks.get(0).error().type()).isEqualTo(ErrorType.WORKER_FAILED.value());
+        assertThat(chunks.get(0).error().errorType()).isEqualTo(ErrorType.WORKER_FAILED.value());
         h.awaitSent(DrainRequest.class, 2, s -> true);
         h.deliver(W0, new ReadsDone("r-2", "worker-0"));
         h.deliver(W1, new ReadsDone("r-2", "worker-1"));
@@ -198,7 +198,7 @@ class CounterRequestLifecycleTests {
         h.deliver(W1, new io.mstar.wire.SetupDone("worker-1"));
 
         await().atMost(Duration.ofSeconds(5)).until(() -> chunks.size() == 1);
-        assertThat(chunks.get(0).error().type()).isEqualTo(ErrorType.WORKER_LOST.value());
+        assertThat(chunks.get(0).error().errorType()).isEqualTo(ErrorType.WORKER_LOST.value());
         h.awaitSent(DrainRequest.class, 2, s -> true);
         // worker-1 lost the request: only worker-0's ReadsDone is awaited
         h.deliver(W0, new ReadsDone("r-3", "worker-0"));
@@ -273,7 +273,7 @@ class CounterRequestLifecycleTests {
         await().atMost(Duration.ofSeconds(5)).until(() -> chunks.size() == 1);
         assertThat(chunks.get(0).type()).isEqualTo(Chunk.ABORTED);
         assertThat(chunks.get(0).reason()).isEqualTo("deadline");
-        assertThat(chunks.get(0).error().type()).isEqualTo(ErrorType.DEADLINE_EXCEEDED.value());
+        assertThat(chunks.get(0).error().errorType()).isEqualTo(ErrorType.DEADLINE_EXCEEDED.value());
 
         io.mstar.wire.ResultTensors late = h.result("r-5", "worker-1", "token", 1, 0, 9);
         h.deliver(W1, late);
@@ -304,7 +304,7 @@ class CounterRequestLifecycleTests {
         }
         assertThat(chunks).singleElement().satisfies(c -> {
             assertThat(c.type()).isEqualTo(Chunk.ERROR);
-            assertThat(c.error().type()).isEqualTo(ErrorType.WORKER_LOST.value());
+            assertThat(c.error().errorType()).isEqualTo(ErrorType.WORKER_LOST.value());
             assertThat(c.error().detail()).contains("worker-1");
         });
         h.deliver(W0, new ReadsDone("r-6", "worker-0"));

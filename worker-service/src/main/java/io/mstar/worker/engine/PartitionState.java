@@ -25,8 +25,7 @@ final class PartitionState {
     /** Signals for the next pass, received while this one still runs. */
     final Deque<InputSignals> pending = new ArrayDeque<>();
     /** Streaming edge name to its buffer. */
-    final Map<String, TokenStreamBuffer> streams = new LinkedHashMap<>();
-    boolean producerDone;
+    final Map<String, ConsumedStream> streams = new LinkedHashMap<>();
     /** Last StopLoops applied per loop. */
     final Map<String, NestedLoopIndices> appliedStops = new LinkedHashMap<>();
 

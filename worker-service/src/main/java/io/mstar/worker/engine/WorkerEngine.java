@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -46,6 +47,10 @@ import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeKernel;
 import io.mstar.worker.kernel.NodeResult;
 import io.mstar.worker.kernel.Tensor;
+import io.mstar.worker.streaming.StreamBufferException;
+import io.mstar.worker.streaming.StreamChunk;
+import io.mstar.worker.streaming.StreamEntry;
+import io.mstar.worker.streaming.StreamRelease;
 
 /**
  * What a worker does with requests (ARCHITECTURE §5–§9, docs/request-flow.md, docs/worker-runtime.md): request
@@ -84,6 +89,8 @@ public final class WorkerEngine {
     private long lastSnapshotNanos;
     private long ignoredAcks;
     private long droppedLate;
+    private long forgottenStreamReads;
+    private long landedAfterRemoval;
 
     public WorkerEngine(EntityId self, EngineProperties settings, List<WorkerGraph> workerGraphs, KernelCatalog kernels,
             DataPlane data, Outbox outbox, Executor loopExecutor, EngineMeters meters) {
@@ -230,7 +237,7 @@ public final class WorkerEngine {
             for (GraphNode node : graph.piece().nodes().values()) {
                 if (node.consumesStream() && runsHere(request, graph)) {
                     node.inputNames().forEach(name -> partition.streams.computeIfAbsent(name,
-                            n -> new TokenStreamBuffer(kernels.model(model).chunkSize(n))));
+                            n -> new ConsumedStream(kernels.model(model).chunkPolicy(n))));
                 }
             }
         }
@@ -259,23 +266,32 @@ public final class WorkerEngine {
             return;
         }
         if (!signals.producerDone().isEmpty()) {
-            partition.producerDone = true;
+            partition.streams.values().forEach(stream -> stream.buffer.producerDone());
         }
         List<GraphEdge> nodeEdges = new ArrayList<>();
-        for (GraphEdge edge : signals.inputs()) {
-            if (edge.isStreaming()) {
-                TokenStreamBuffer buffer = partition.streams.get(edge.name());
-                if (buffer == null) {
-                    throw new EngineException(EngineException.Reason.BAD_MESSAGE, "partition '" + partition.name
-                            + "' consumes no stream '" + edge.name() + "'");
+        Set<TensorPointerInfo> taken = new HashSet<>();
+        try {
+            for (GraphEdge edge : signals.inputs()) {
+                if (edge.isStreaming()) {
+                    ConsumedStream stream = partition.streams.get(edge.name());
+                    if (stream == null) {
+                        throw new EngineException(EngineException.Reason.BAD_MESSAGE, "partition '" + partition.name
+                                + "' consumes no stream '" + edge.name() + "'");
+                    }
+                    for (TensorPointerInfo d : edge.tensorInfo()) {
+                        stream.buffer.register(d.uuid()); // in arrival order of the signals
+                        taken.add(d);
+                        fetch(request, d, uuid -> landedInStream(stream, d, uuid));
+                    }
+                } else {
+                    nodeEdges.add(edge);
                 }
-                for (TensorPointerInfo d : edge.tensorInfo()) {
-                    TokenStreamBuffer.Entry entry = buffer.register(); // in arrival order of the signals
-                    fetch(request, d, uuid -> buffer.landed(entry, uuid, ledger.info(uuid).dtype()));
-                }
-            } else {
-                nodeEdges.add(edge);
             }
+        } catch (EngineException | StreamBufferException e) {
+            // The request fails (handle); what it will not read is acknowledged, so producers drop their hand-outs.
+            signals.inputs().forEach(edge -> edge.tensorInfo().stream().filter(d -> !taken.contains(d))
+                    .forEach(d -> ackUnread(request.requestId, d)));
+            throw e;
         }
         if (nodeEdges.isEmpty()) {
             return; // streaming-only signals never touch the pass info
@@ -290,6 +306,16 @@ public final class WorkerEngine {
             startPass(request, partition, info);
         }
         deliverToNodes(request, partition, nodeEdges);
+    }
+
+    /** A streamed token's read landed: the buffer takes the local copy's one reference, or it is dropped now. */
+    private void landedInStream(ConsumedStream stream, TensorPointerInfo d, long uuid) {
+        try {
+            stream.landed(d.uuid(), uuid, ledger.info(uuid).dtype());
+        } catch (RuntimeException e) {
+            ledger.release(uuid, 1);
+            throw e;
+        }
     }
 
     private void onTensorReceived(TensorReceived received) {
@@ -362,6 +388,7 @@ public final class WorkerEngine {
         tombstones.add(id);
         flushAcks(); // reads that landed are still acknowledged
         parked.take(id).forEach(this::dropLate);
+        closeStreams(request);
         try {
             ledger.store().removeRequest(id);
         } catch (RuntimeException e) {
@@ -369,6 +396,25 @@ public final class WorkerEngine {
         }
         data.reader().forget(id);
         meters.cancelled("remove");
+    }
+
+    /**
+     * Hands back what the request's stream buffers still hold, each tensor once. A token whose read has not landed
+     * needs nothing: its landing finds the request gone and drops the bytes unstored ({@link #landed}).
+     */
+    private void closeStreams(RequestState request) {
+        for (PartitionState partition : request.partitions.values()) {
+            for (ConsumedStream stream : partition.streams.values()) {
+                try {
+                    StreamRelease<Long> rest = stream.buffer.close();
+                    rest.released().forEach(entry -> ledger.release(entry.tensor(), 1));
+                    forgottenStreamReads += rest.unlanded().size();
+                } catch (RuntimeException e) {
+                    log.error("request {}: closing stream '{}' failed: {}", request.requestId, partition.name,
+                            e.toString(), e);
+                }
+            }
+        }
     }
 
     // ---------------------------------------------------------------- reads and ingest
@@ -425,7 +471,8 @@ public final class WorkerEngine {
         request.readsInFlight--;
         boolean live = requests.get(request.requestId) == request;
         if (!live) {
-            return; // removed meanwhile: the producer freed its side in the same teardown
+            landedAfterRemoval++;
+            return; // removed meanwhile, bytes never stored: the producer freed its side in the same teardown
         }
         if (error != null) {
             acks.failed(request.requestId, d);
@@ -524,31 +571,56 @@ public final class WorkerEngine {
         }
     }
 
-    /** Cuts stream chunks for idle partitions; each chunk starts a pass of the partition's walk. */
+    /**
+     * Cuts stream chunks for idle partitions; each chunk starts a pass of the partition's walk. A chunk that cannot
+     * be cut or started fails its request only.
+     */
     private void pollStreams() {
         for (RequestState request : List.copyOf(requests.values())) {
             if (!request.schedulable()) {
                 continue;
             }
-            for (PartitionState partition : request.partitions.values()) {
-                if (partition.streams.isEmpty() || !partition.idle()) {
-                    continue;
-                }
-                for (Map.Entry<String, TokenStreamBuffer> stream : partition.streams.entrySet()) {
-                    TokenStreamBuffer.Chunk chunk = stream.getValue().poll(partition.producerDone);
-                    if (chunk != null) {
-                        startChunkPass(request, partition, stream.getKey(), chunk);
-                        break;
+            try {
+                for (PartitionState partition : request.partitions.values()) {
+                    if (partition.streams.isEmpty() || !partition.idle()) {
+                        continue;
+                    }
+                    for (Map.Entry<String, ConsumedStream> stream : partition.streams.entrySet()) {
+                        Optional<StreamChunk<Long>> chunk = stream.getValue().buffer.poll();
+                        if (chunk.isPresent()) {
+                            startChunkPass(request, partition, stream.getKey(), stream.getValue(), chunk.get());
+                            break;
+                        }
                     }
                 }
+            } catch (DeviceException e) {
+                if (e.isFatal()) {
+                    fatal(e);
+                    return;
+                }
+                fail(request, "cutting a stream chunk failed: " + e.getMessage());
+            } catch (RuntimeException e) {
+                log.warn("request {}: cutting a stream chunk failed: {}", request.requestId, e.toString(), e);
+                fail(request, e.toString());
             }
         }
     }
 
-    private void startChunkPass(RequestState request, PartitionState partition, String edge, TokenStreamBuffer.Chunk chunk) {
-        Tensor joined = ledger.concatenate(chunk.uuids(), partition.streams.get(edge).dtype());
-        long uuid = ledger.storeMade(request.requestId, joined); // its one reference is the consumer node's
-        chunk.uuids().forEach(u -> ledger.release(u, 1));
+    /**
+     * The chunk's tensors, context then fresh, concatenated along dim 0 into the consuming node's input. The tokens
+     * the chunk released are dereferenced once here, joined or not; the others stay the buffer's for later chunks.
+     */
+    private void startChunkPass(RequestState request, PartitionState partition, String edge, ConsumedStream stream,
+            StreamChunk<Long> chunk) {
+        long uuid;
+        try {
+            Tensor joined = ledger.concatenate(chunk.tensors(), stream.dtype);
+            uuid = ledger.storeMade(request.requestId, joined); // its one reference is the consumer node's
+        } finally {
+            for (StreamEntry<Long> released : chunk.released()) {
+                ledger.release(released.tensor(), 1);
+            }
+        }
         startPass(request, partition, partition.info);
         PartitionPass pass = partition.pass;
         NodeState consumer = pass == null ? null : pass.nodes.values().stream()
@@ -558,7 +630,7 @@ public final class WorkerEngine {
             throw new EngineException(EngineException.Reason.BAD_MESSAGE, "no node of walk "
                     + partition.info.graphWalk() + " consumes stream '" + edge + "' here");
         }
-        pass.finalStreamChunk = chunk.last();
+        pass.finalStreamChunk = chunk.isFinal();
         ingest(request, partition, pass, consumer, edge, uuid);
     }
 
@@ -734,7 +806,7 @@ public final class WorkerEngine {
     private void report(RequestState request, PartitionState partition, PartitionPass pass) {
         List<String> firstWorkers = request.workerGraphToWorkers.getOrDefault(pass.graphs.get(0).id(), List.of());
         Map<String, Integer> consumed = new LinkedHashMap<>();
-        partition.streams.forEach((name, buffer) -> consumed.put(name, buffer.consumed()));
+        partition.streams.forEach((name, stream) -> consumed.put(name, Math.toIntExact(stream.buffer.tokensConsumed())));
         WorkerGraphsDone done = WorkerGraphsDone.builder(request.requestId, pass.graphIds(),
                         !firstWorkers.isEmpty() && firstWorkers.get(0).equals(self.value()))
                 .persistSignals(pass.persistSignals)
@@ -852,5 +924,20 @@ public final class WorkerEngine {
 
     long droppedLate() {
         return droppedLate;
+    }
+
+    /** Streamed tokens whose reads had not landed when their request was removed (dropped when they land). */
+    long forgottenStreamReads() {
+        return forgottenStreamReads;
+    }
+
+    /** Reads that landed after their request was removed, dropped unstored. */
+    long landedAfterRemoval() {
+        return landedAfterRemoval;
+    }
+
+    /** Releases of tensors no longer held: a double release would show here (tests' exactly-once checks). */
+    long unknownReleases() {
+        return ledger.unknownReleases();
     }
 }

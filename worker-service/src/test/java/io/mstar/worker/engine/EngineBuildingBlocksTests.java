@@ -3,15 +3,23 @@ package io.mstar.worker.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.stream.LongStream;
 
 import org.junit.jupiter.api.Test;
 
 import io.mstar.graph.GraphNode;
+import io.mstar.model.CounterModel;
 import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.worker.kernel.counter.CounterHostKernels;
+import io.mstar.worker.streaming.ChunkPolicy;
+import io.mstar.worker.streaming.FixedChunkPolicy;
+import io.mstar.worker.streaming.StreamChunk;
 
 /** The engine's small parts on their own: phases, stream chunking, scheduling order, tombstones. */
 class EngineBuildingBlocksTests {
@@ -27,44 +35,52 @@ class EngineBuildingBlocksTests {
         assertThat(RequestPhase.DRAINING.on(RequestPhase.Event.DRAIN)).isEqualTo(RequestPhase.DRAINING);
     }
 
+    /** The counter's detok stream as the engine builds it: the policy from the kernels, producer uuids as keys. */
     @Test
-    void chunksFollowRegistrationOrderWhateverOrderTokensLandIn() {
+    void theCounterStreamCutsChunksOfTwoInRegistrationOrderWhateverOrderTokensLandIn() {
         long seed = System.nanoTime();
         System.out.println("EngineBuildingBlocksTests seed " + seed);
         Random random = new Random(seed);
+        ChunkPolicy policy = CounterHostKernels.kernels().chunkPolicy(CounterModel.TOKEN_STREAM);
+        assertThat(policy).isEqualTo(new FixedChunkPolicy(CounterModel.CHUNK_SIZE));
         for (int round = 0; round < 200; round++) {
             int n = random.nextInt(9);
-            TokenStreamBuffer buffer = new TokenStreamBuffer(2);
-            List<TokenStreamBuffer.Entry> entries = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                entries.add(buffer.register());
+            ConsumedStream stream = new ConsumedStream(policy);
+            for (long i = 0; i < n; i++) {
+                stream.buffer.register(1000 + i);
             }
             List<Integer> order = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 order.add(i);
             }
-            java.util.Collections.shuffle(order, random);
+            Collections.shuffle(order, random);
             List<Long> cut = new ArrayList<>();
+            List<Long> released = new ArrayList<>();
             List<Integer> sizes = new ArrayList<>();
-            boolean producerDone = false;
+            int finals = 0;
             for (int k = 0; k <= n; k++) {
                 if (k < n) {
                     int i = order.get(k);
-                    buffer.landed(entries.get(i), i, "int32");
+                    stream.landed(1000 + i, i, "int32");
+                } else {
+                    stream.buffer.producerDone();
                 }
-                producerDone = k == n;
-                for (TokenStreamBuffer.Chunk c = buffer.poll(producerDone); c != null; c = buffer.poll(producerDone)) {
-                    cut.addAll(c.uuids());
-                    sizes.add(c.uuids().size());
-                    assertThat(c.last()).isEqualTo(c.uuids().size() < 2);
+                for (Optional<StreamChunk<Long>> c = stream.buffer.poll(); c.isPresent(); c = stream.buffer.poll()) {
+                    cut.addAll(c.get().tensors());
+                    c.get().released().forEach(e -> released.add(e.tensor()));
+                    sizes.add(c.get().size());
+                    finals += c.get().isFinal() ? 1 : 0;
+                    assertThat(c.get().isFinal()).as("seed %d round %d", seed, round).isEqualTo(k == n);
                 }
             }
-            assertThat(cut).as("seed %d round %d", seed, round).containsExactlyElementsOf(
-                    java.util.stream.LongStream.range(0, n).boxed().toList());
+            List<Long> all = LongStream.range(0, n).boxed().toList();
+            assertThat(cut).as("seed %d round %d", seed, round).containsExactlyElementsOf(all);
+            assertThat(released).as("each token handed back once, in order").containsExactlyElementsOf(all);
             assertThat(sizes.get(sizes.size() - 1)).isEqualTo(n % 2);
-            assertThat(sizes.stream().filter(s -> s < 2).count()).as("exactly one final chunk").isEqualTo(1);
-            assertThat(buffer.consumed()).isEqualTo(n);
-            assertThat(buffer.poll(true)).isNull();
+            assertThat(finals).as("exactly one final chunk").isEqualTo(1);
+            assertThat(stream.buffer.tokensConsumed()).isEqualTo(n);
+            assertThat(stream.buffer.heldTensors()).isZero();
+            assertThat(stream.buffer.poll()).isEmpty();
         }
     }
 

@@ -14,6 +14,7 @@ import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeKernel;
 import io.mstar.worker.kernel.NodeResult;
 import io.mstar.worker.kernel.Tensor;
+import io.mstar.worker.streaming.FixedChunkPolicy;
 
 /**
  * The {@link CounterModel}'s kernels in plain Java, exactly as its javadoc states them (all {@code int32}). They
@@ -32,7 +33,7 @@ public final class CounterHostKernels {
                 CounterModel.COUNT, perRequest(CounterHostKernels::count),
                 CounterModel.STEP, new Step(),
                 CounterModel.DETOK, perRequest(CounterHostKernels::detok)),
-                Map.of(CounterModel.TOKEN_STREAM, CounterModel.CHUNK_SIZE));
+                Map.of(CounterModel.TOKEN_STREAM, new FixedChunkPolicy(CounterModel.CHUNK_SIZE)));
     }
 
     private static Map<String, Tensor> embed(Device d, NodeCall c) {

@@ -15,6 +15,8 @@ import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
 import io.mstar.model.CounterModel;
 import io.mstar.model.ModelGraphs;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.HostDevice;
 import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.counter.CounterHostKernels;
@@ -43,14 +45,23 @@ abstract class TwoWorkers {
         return CounterHostKernels.kernels();
     }
 
+    /** The device each worker opens (a GPU test gives a CUDA device). */
+    Device openDevice() {
+        return new HostDevice(HostDevice.NAME, 64 << 20);
+    }
+
+    /** The kernels a worker runs on {@code device}. */
+    KernelCatalog catalogFor(Device device) {
+        return new KernelCatalog(List.of(kernels()));
+    }
+
     @BeforeEach
     void startWorkers() {
         broker = new InProcessBroker();
         data = new TestConductor(dir);
         conductor = new CounterConductor(broker, data, graphs);
-        KernelCatalog catalog = new KernelCatalog(List.of(kernels()));
-        w0 = new TestWorker(0, dir, broker, catalog, graphs);
-        w1 = new TestWorker(1, dir, broker, catalog, graphs);
+        w0 = new TestWorker(0, dir, broker, this::catalogFor, graphs, this::openDevice);
+        w1 = new TestWorker(1, dir, broker, this::catalogFor, graphs, this::openDevice);
     }
 
     @AfterEach

@@ -36,7 +36,13 @@ final class TestWorker implements AutoCloseable {
         DataPlaneProperties settings = new DataPlaneProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
                 DataSize.ofKilobytes(256), 2, DataSize.ofMegabytes(64));
         this.data = new WorkerDataPlane(id, settings, devices.get(), registry);
-        KernelCatalog kernels = kernelsFor.apply(data.device());
+        KernelCatalog kernels;
+        try {
+            kernels = kernelsFor.apply(data.device());
+        } catch (RuntimeException e) {
+            data.close();
+            throw e;
+        }
         EngineLoop[] self = new EngineLoop[1];
         this.meters = new EngineMeters(registry, () -> self[0].snapshot());
         Outbox outbox = broker.outboxOf(id);

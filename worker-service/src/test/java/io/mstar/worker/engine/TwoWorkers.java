@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
 import org.junit.jupiter.api.AfterEach;
@@ -66,6 +67,18 @@ abstract class TwoWorkers {
 
     @AfterEach
     void everythingIsFreed() {
+        if (w0 == null || w1 == null) { // start-up failed (a GPU test without a GPU): that failure is the report
+            for (AutoCloseable c : Arrays.asList(w0, w1, data)) {
+                if (c != null) {
+                    try {
+                        c.close();
+                    } catch (Exception e) {
+                        // the start-up failure is already reported
+                    }
+                }
+            }
+            return;
+        }
         try {
             for (TestWorker w : List.of(w0, w1)) {
                 EngineSnapshot s = w.snapshot();

@@ -15,8 +15,8 @@ import io.mstar.messaging.ControlPlaneSender;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.model.ModelGraphs;
 import io.mstar.tensor.TensorMeters;
+import io.mstar.tensor.device.Device;
 import io.mstar.worker.kernel.KernelCatalog;
-import io.mstar.worker.kernel.counter.CounterHostKernels;
 
 /** The engine loop, its engine and data plane, and what they publish. */
 @Configuration(proxyBeanMethods = false)
@@ -27,15 +27,23 @@ class EngineConfiguration {
         return new SetupDoneAcks();
     }
 
-    /** Host kernels for every built-in model; a GPU worker swaps in CUDA kernels here. */
+    /** Every built-in model's kernels for the data plane's device: CUDA kernels on a GPU when this build has them. */
     @Bean
-    KernelCatalog kernelCatalog() {
-        return new KernelCatalog(List.of(CounterHostKernels.kernels()));
+    KernelCatalog kernelCatalog(WorkerDataPlane data) {
+        return new KernelCatalog(List.of(WorkerDevices.counterKernels(data.device())));
     }
 
+    /** The device from {@code mstar.worker.device}; a fatal error on it reaches the engine as a DeviceException. */
     @Bean(destroyMethod = "close")
-    WorkerDataPlane workerDataPlane(ControlIdentity identity, DataPlaneProperties data, MeterRegistry registry) {
-        return new WorkerDataPlane(identity.self(), data, WorkerDataPlane.hostDevice(data), registry);
+    WorkerDataPlane workerDataPlane(ControlIdentity identity, WorkerProperties worker, DataPlaneProperties data,
+            MeterRegistry registry) {
+        Device device = WorkerDevices.open(worker.device(), data);
+        try {
+            return new WorkerDataPlane(identity.self(), data, device, registry);
+        } catch (RuntimeException e) {
+            device.close();
+            throw e;
+        }
     }
 
     @Bean

@@ -1,6 +1,9 @@
 package io.mstar.worker.engine;
 
-/** Something the engine cannot do for a request, typed by why; the request fails with it, the worker goes on. */
+/**
+ * Something the engine cannot do, typed by why: for a request (the request fails with it, the worker goes on), or
+ * at start-up ({@link Reason#DEVICE_UNAVAILABLE}: the worker does not start).
+ */
 public class EngineException extends RuntimeException {
 
     public enum Reason {
@@ -11,7 +14,9 @@ public class EngineException extends RuntimeException {
         /** An input tensor could not be read from its producer. */
         READ_FAILED,
         /** A kernel failed for the request (or for its whole batch). */
-        KERNEL_FAILED
+        KERNEL_FAILED,
+        /** Start-up: the configured device ({@code mstar.worker.device=cuda}) is not there. */
+        DEVICE_UNAVAILABLE
     }
 
     private final Reason reason;

@@ -15,9 +15,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     conductor's {@code worker-loss-timeout} (6s) watches, and how soon a conductor that starts after this
  *     worker learns about it: shorter detects losses sooner for a little more traffic; keep it well under a
  *     third of the loss timeout.
+ * @param device where tensors live and kernels run (default {@code auto}): {@code auto} takes GPU 0 when the CUDA
+ *     driver sees a GPU, else host memory; {@code host} always host memory; {@code cuda} GPU 0, and start-up fails
+ *     without one.
  */
 @ConfigurationProperties("mstar.worker")
-public record WorkerProperties(@DefaultValue("0") int id, @DefaultValue("2s") Duration setupDoneInterval) {
+public record WorkerProperties(@DefaultValue("0") int id, @DefaultValue("2s") Duration setupDoneInterval,
+        @DefaultValue("auto") DeviceChoice device) {
 
     public WorkerProperties {
         if (id < 0) {

@@ -3,6 +3,8 @@ package io.mstar.worker.engine;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 import org.springframework.util.unit.DataSize;
 
@@ -10,10 +12,11 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
+import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.worker.kernel.KernelCatalog;
 
-/** One worker in a test: its real data plane (host device, store, arena, HTTP tensor server) and engine loop. */
+/** One worker in a test: its real data plane (a host device unless given one, store, arena, HTTP tensor server) and engine loop. */
 final class TestWorker implements AutoCloseable {
 
     final EntityId id;
@@ -23,10 +26,23 @@ final class TestWorker implements AutoCloseable {
     final EngineMeters meters;
 
     TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, KernelCatalog kernels, List<WorkerGraph> graphs) {
+        this(ordinal, arenaDirectory, broker, d -> kernels, graphs, () -> new HostDevice(HostDevice.NAME, 64 << 20));
+    }
+
+    /** A worker on the device {@code devices} opens, running the kernels {@code kernels} gives for it. */
+    TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, Function<Device, KernelCatalog> kernelsFor,
+            List<WorkerGraph> graphs, Supplier<Device> devices) {
         this.id = EntityId.worker(ordinal);
         DataPlaneProperties settings = new DataPlaneProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
                 DataSize.ofKilobytes(256), 2, DataSize.ofMegabytes(64));
-        this.data = new WorkerDataPlane(id, settings, new HostDevice(HostDevice.NAME, 64 << 20), registry);
+        this.data = new WorkerDataPlane(id, settings, devices.get(), registry);
+        KernelCatalog kernels;
+        try {
+            kernels = kernelsFor.apply(data.device());
+        } catch (RuntimeException e) {
+            data.close();
+            throw e;
+        }
         EngineLoop[] self = new EngineLoop[1];
         this.meters = new EngineMeters(registry, () -> self[0].snapshot());
         Outbox outbox = broker.outboxOf(id);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
 import org.junit.jupiter.api.AfterEach;
@@ -15,6 +16,8 @@ import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
 import io.mstar.model.CounterModel;
 import io.mstar.model.ModelGraphs;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.HostDevice;
 import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.counter.CounterHostKernels;
@@ -43,18 +46,39 @@ abstract class TwoWorkers {
         return CounterHostKernels.kernels();
     }
 
+    /** The device each worker opens (a GPU test gives a CUDA device). */
+    Device openDevice() {
+        return new HostDevice(HostDevice.NAME, 64 << 20);
+    }
+
+    /** The kernels a worker runs on {@code device}. */
+    KernelCatalog catalogFor(Device device) {
+        return new KernelCatalog(List.of(kernels()));
+    }
+
     @BeforeEach
     void startWorkers() {
         broker = new InProcessBroker();
         data = new TestConductor(dir);
         conductor = new CounterConductor(broker, data, graphs);
-        KernelCatalog catalog = new KernelCatalog(List.of(kernels()));
-        w0 = new TestWorker(0, dir, broker, catalog, graphs);
-        w1 = new TestWorker(1, dir, broker, catalog, graphs);
+        w0 = new TestWorker(0, dir, broker, this::catalogFor, graphs, this::openDevice);
+        w1 = new TestWorker(1, dir, broker, this::catalogFor, graphs, this::openDevice);
     }
 
     @AfterEach
     void everythingIsFreed() {
+        if (w0 == null || w1 == null) { // start-up failed (a GPU test without a GPU): that failure is the report
+            for (AutoCloseable c : Arrays.asList(w0, w1, data)) {
+                if (c != null) {
+                    try {
+                        c.close();
+                    } catch (Exception e) {
+                        // the start-up failure is already reported
+                    }
+                }
+            }
+            return;
+        }
         try {
             for (TestWorker w : List.of(w0, w1)) {
                 EngineSnapshot s = w.snapshot();

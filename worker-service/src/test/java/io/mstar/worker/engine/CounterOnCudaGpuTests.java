@@ -81,14 +81,15 @@ class CounterOnCudaGpuTests extends TwoWorkers {
     }
 
     @Test
-    void anEvenTokenCountEndsWithOneEmptyFinalChunk() throws Exception {
+    void anEvenTokenCountEndsWithExactlyOneFinalChunk() throws Exception {
         conductor.start("r-even", new int[] {0}, 4, null);
         conductor.pumpUntilRemoved(TIMEOUT);
 
         CounterConductor.Run run = conductor.runs.get("r-even");
         assertThat(run.failure).isNull();
         assertThat(run.flat(CounterModel.TOKEN)).containsExactly(2, 3, 4, 5);
-        assertThat(run.chunkSizes(CounterModel.TEXT)).containsExactly(2, 2, 0);
+        // producer_done may arrive before or after the last full chunk is cut: that chunk is final, or an empty one follows.
+        assertThat(run.chunkSizes(CounterModel.TEXT)).isIn(List.of(2, 2), List.of(2, 2, 0));
     }
 
     @Test

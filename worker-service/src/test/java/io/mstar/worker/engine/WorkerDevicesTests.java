@@ -17,6 +17,7 @@ import io.mstar.request.CurrentForwardPassInfo;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.DeviceKind;
 import io.mstar.tensor.device.HostDevice;
+import io.mstar.worker.streaming.FixedChunkPolicy;
 import io.mstar.tensor.device.cuda.CudaDevice;
 import io.mstar.worker.kernel.Int32Tensors;
 import io.mstar.worker.kernel.ModelKernels;
@@ -94,7 +95,7 @@ class WorkerDevicesTests {
         try (Device device = new HostDevice(HostDevice.NAME, 1 << 20)) {
             ModelKernels kernels = WorkerDevices.counterKernels(device);
             assertThat(kernels.model()).isEqualTo(CounterModel.NAME);
-            assertThat(kernels.chunkSize(CounterModel.TOKEN_STREAM)).isEqualTo(CounterModel.CHUNK_SIZE);
+            assertThat(kernels.chunkPolicy(CounterModel.TOKEN_STREAM)).isEqualTo(new FixedChunkPolicy(CounterModel.CHUNK_SIZE));
             Tensor tokens = Int32Tensors.write(device, new int[] {1, 2, 3});
             NodeResult r = kernels.kernel(CounterModel.EMBED).forward(device, List.of(new NodeCall("r", Map.of(
                     CounterModel.TOKENS, tokens), new CurrentForwardPassInfo("r", CounterModel.PREFILL, false, 0, 0, 1),

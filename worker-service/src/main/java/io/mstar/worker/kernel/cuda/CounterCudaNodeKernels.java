@@ -13,6 +13,7 @@ import io.mstar.tensor.device.cuda.CudaDevice;
 import io.mstar.worker.kernel.Int32Tensors;
 import io.mstar.worker.kernel.KernelException;
 import io.mstar.worker.kernel.ModelKernels;
+import io.mstar.worker.kernel.counter.CounterHostKernels;
 import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeKernel;
 import io.mstar.worker.kernel.NodeResult;
@@ -47,13 +48,13 @@ public final class CounterCudaNodeKernels {
     /** The counter model on {@code ops}' device; the kernels refuse to run on any other device. */
     public static ModelKernels kernels(CounterCudaKernels ops) {
         CounterCudaNodeKernels k = new CounterCudaNodeKernels(ops);
-        return new ModelKernels(CounterModel.NAME, Map.of(
-                CounterModel.EMBED, k.perRequest(k::embed),
-                CounterModel.OFFSET, k.perRequest(k::offset),
-                CounterModel.COUNT, k.perRequest(k::count),
-                CounterModel.STEP, k.perRequest(k::step),
-                CounterModel.DETOK, k.perRequest(k::detok)),
-                Map.of(CounterModel.TOKEN_STREAM, CounterModel.CHUNK_SIZE));
+        // Every node swapped, the rest of the model's definition (its chunk policies) kept from the host one.
+        return CounterHostKernels.kernels()
+                .with(CounterModel.EMBED, k.perRequest(k::embed))
+                .with(CounterModel.OFFSET, k.perRequest(k::offset))
+                .with(CounterModel.COUNT, k.perRequest(k::count))
+                .with(CounterModel.STEP, k.perRequest(k::step))
+                .with(CounterModel.DETOK, k.perRequest(k::detok));
     }
 
     /** The outputs of one request, and its finish flag. */

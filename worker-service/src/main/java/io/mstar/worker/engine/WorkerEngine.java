@@ -315,22 +315,8 @@ public final class WorkerEngine {
 
     private void onStopLoops(RequestState request, StopLoops stop) {
         PartitionState partition = request.partitions.get(stop.partitionName());
-        if (partition == null) {
-            return;
-        }
-        for (String loop : stop.loopNames()) {
-            NestedLoopIndices at = stop.loopStopTimes().get(loop);
-            NestedLoopIndices applied = partition.appliedStops.get(loop);
-            boolean newer = applied == null || (at != null && at.labelContextGt(applied, loop));
-            if (!newer) {
-                continue; // a stop of this loop instance was applied already
-            }
-            if (at != null) {
-                partition.appliedStops.put(loop, at);
-            }
-            if (partition.pass != null && partition.pass.loops.containsKey(loop)) {
-                partition.pass.loops.get(loop).finishRequested = true;
-            }
+        if (partition != null) {
+            LoopStops.apply(partition, stop);
         }
     }
 
@@ -519,6 +505,7 @@ public final class WorkerEngine {
         }
         PartitionPass pass = new PartitionPass(info, local);
         partition.pass = pass;
+        LoopStops.onPassStart(partition, pass);
         for (NodeState node : pass.nodes.values()) {
             maybeSchedule(request, partition, pass, node);
         }

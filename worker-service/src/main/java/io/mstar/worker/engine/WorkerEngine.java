@@ -42,6 +42,7 @@ import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerGraphsDone;
 import io.mstar.wire.WorkerMessage;
 import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.KvCacheKernel;
 import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeKernel;
 import io.mstar.worker.kernel.NodeResult;
@@ -69,6 +70,7 @@ public final class WorkerEngine {
     private final Outbox outbox;
     private final Executor loopExecutor;
     private final EngineMeters meters;
+    private final KvCaches kv;
     private final TensorLedger ledger;
     private final Router router;
     private final LoopAdvance loops;
@@ -87,7 +89,14 @@ public final class WorkerEngine {
 
     public WorkerEngine(EntityId self, EngineProperties settings, List<WorkerGraph> workerGraphs, KernelCatalog kernels,
             DataPlane data, Outbox outbox, Executor loopExecutor, EngineMeters meters) {
+        this(self, settings, workerGraphs, kernels, data, outbox, loopExecutor, meters, KvCaches.none());
+    }
+
+    /** With the KV caches of the deployment's autoregressive nodes ({@link KvCaches#of}). */
+    public WorkerEngine(EntityId self, EngineProperties settings, List<WorkerGraph> workerGraphs, KernelCatalog kernels,
+            DataPlane data, Outbox outbox, Executor loopExecutor, EngineMeters meters, KvCaches kv) {
         this.self = self;
+        this.kv = kv;
         this.settings = settings;
         workerGraphs.forEach(g -> graphs.put(g.id(), g));
         this.kernels = kernels;
@@ -354,7 +363,17 @@ public final class WorkerEngine {
             log.error("request {}: freeing its tensors failed: {}", id, e.toString(), e);
         }
         data.reader().forget(id);
+        releasePages(id);
         meters.cancelled("remove");
+    }
+
+    /** A failed or removed request's KV pages (once: a failed request's removal finds none left). */
+    private void releasePages(String requestId) {
+        try {
+            kv.release(requestId);
+        } catch (RuntimeException e) {
+            log.error("request {}: releasing its KV pages failed: {}", requestId, e.toString(), e);
+        }
     }
 
     // ---------------------------------------------------------------- reads and ingest
@@ -593,7 +612,9 @@ public final class WorkerEngine {
         long start = System.nanoTime();
         List<NodeResult> results;
         try {
-            results = kernel.forward(data.device(), calls);
+            results = kernel instanceof KvCacheKernel kvKernel
+                    ? kv.forward(key.model(), key.node(), kvKernel, data.device(), calls)
+                    : kernel.forward(data.device(), calls);
             if (results.size() != calls.size()) {
                 throw new EngineException(EngineException.Reason.KERNEL_FAILED, "kernel of " + key.node()
                         + " answered " + results.size() + " results for " + calls.size() + " calls");
@@ -760,6 +781,7 @@ public final class WorkerEngine {
         }
         request.move(RequestPhase.Event.FAIL);
         scheduler.removeRequest(request.requestId);
+        releasePages(request.requestId);
         meters.cancelled("fail");
         outbox.toConductor(ConductorMessage.of(new FailRequests(Map.of(request.requestId, error))));
     }
@@ -773,6 +795,7 @@ public final class WorkerEngine {
             if (request.phase == RequestPhase.ACTIVE) {
                 request.move(RequestPhase.Event.FAIL);
                 scheduler.removeRequest(request.requestId);
+                releasePages(request.requestId);
                 meters.cancelled("fail");
                 errors.put(request.requestId, "fatal device error: " + e.getMessage());
             }
@@ -812,6 +835,7 @@ public final class WorkerEngine {
         try {
             ledger.store().removeAll();
         } finally {
+            kv.close();
             requests.clear();
             publishSnapshot();
         }

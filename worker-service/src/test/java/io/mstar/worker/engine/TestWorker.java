@@ -3,10 +3,12 @@ package io.mstar.worker.engine;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import org.springframework.util.unit.DataSize;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mstar.deployment.KvCacheConfig;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
@@ -22,18 +24,27 @@ final class TestWorker implements AutoCloseable {
     final EngineLoop loop;
     final EngineMeters meters;
 
+    final KvCaches kv;
+
     TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, KernelCatalog kernels, List<WorkerGraph> graphs) {
+        this(ordinal, arenaDirectory, broker, kernels, graphs, Map.of());
+    }
+
+    /** With KV caches for the models of {@code kvCaches} (model name to its kv_cache settings). */
+    TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, KernelCatalog kernels, List<WorkerGraph> graphs,
+            Map<String, KvCacheConfig> kvCaches) {
         this.id = EntityId.worker(ordinal);
         DataPlaneProperties settings = new DataPlaneProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
                 DataSize.ofKilobytes(256), 2, DataSize.ofMegabytes(64));
         this.data = new WorkerDataPlane(id, settings, new HostDevice(HostDevice.NAME, 64 << 20), registry);
         EngineLoop[] self = new EngineLoop[1];
         this.meters = new EngineMeters(registry, () -> self[0].snapshot());
+        this.kv = new KvCaches(kvCaches, registry);
         Outbox outbox = broker.outboxOf(id);
         // The inbox is never positioned: no SetupDone, the conductor here is the test.
         self[0] = new EngineLoop(id, Duration.ofSeconds(2), outbox, new InboxPosition(), new SetupDoneAcks(),
                 executor -> new WorkerEngine(id, EngineProperties.defaults(), graphs, kernels, data.parts(), outbox,
-                        executor, meters));
+                        executor, meters, kv));
         this.loop = self[0];
         broker.register(id, loop);
         loop.start();

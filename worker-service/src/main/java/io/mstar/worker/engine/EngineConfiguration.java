@@ -60,11 +60,12 @@ class EngineConfiguration {
     @Bean
     EngineLoop engineLoop(ControlIdentity identity, WorkerProperties worker, EngineProperties engine, Outbox outbox,
             InboxPosition position, SetupDoneAcks acks, DeploymentConfig config, KernelCatalog kernels,
-            WorkerDataPlane data, EngineMeters meters) {
+            WorkerDataPlane data, EngineMeters meters, MeterRegistry registry) {
         List<WorkerGraph> graphs = WorkerGraphSplit.split(config, ModelGraphs.of(config.models().stream()
                 .map(m -> m.name()).toList()));
         return new EngineLoop(identity.self(), worker.setupDoneInterval(), outbox, position, acks,
-                executor -> new WorkerEngine(identity.self(), engine, graphs, kernels, data.parts(), outbox, executor, meters));
+                executor -> new WorkerEngine(identity.self(), engine, graphs, kernels, data.parts(), outbox, executor, meters,
+                        KvCaches.of(config, registry)));
     }
 
     @Bean(destroyMethod = "close")

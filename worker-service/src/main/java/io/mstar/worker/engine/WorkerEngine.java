@@ -43,6 +43,7 @@ import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerGraphsDone;
 import io.mstar.wire.WorkerMessage;
 import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.KvCacheKernel;
 import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeKernel;
 import io.mstar.worker.kernel.NodeResult;
@@ -74,6 +75,7 @@ public final class WorkerEngine {
     private final Outbox outbox;
     private final Executor loopExecutor;
     private final EngineMeters meters;
+    private final KvCaches kv;
     private final TensorLedger ledger;
     private final Router router;
     private final LoopAdvance loops;
@@ -94,7 +96,14 @@ public final class WorkerEngine {
 
     public WorkerEngine(EntityId self, EngineProperties settings, List<WorkerGraph> workerGraphs, KernelCatalog kernels,
             DataPlane data, Outbox outbox, Executor loopExecutor, EngineMeters meters) {
+        this(self, settings, workerGraphs, kernels, data, outbox, loopExecutor, meters, KvCaches.none());
+    }
+
+    /** With the KV caches of the deployment's autoregressive nodes ({@link KvCaches#of}). */
+    public WorkerEngine(EntityId self, EngineProperties settings, List<WorkerGraph> workerGraphs, KernelCatalog kernels,
+            DataPlane data, Outbox outbox, Executor loopExecutor, EngineMeters meters, KvCaches kv) {
         this.self = self;
+        this.kv = kv;
         this.settings = settings;
         workerGraphs.forEach(g -> graphs.put(g.id(), g));
         this.kernels = kernels;
@@ -341,22 +350,8 @@ public final class WorkerEngine {
 
     private void onStopLoops(RequestState request, StopLoops stop) {
         PartitionState partition = request.partitions.get(stop.partitionName());
-        if (partition == null) {
-            return;
-        }
-        for (String loop : stop.loopNames()) {
-            NestedLoopIndices at = stop.loopStopTimes().get(loop);
-            NestedLoopIndices applied = partition.appliedStops.get(loop);
-            boolean newer = applied == null || (at != null && at.labelContextGt(applied, loop));
-            if (!newer) {
-                continue; // a stop of this loop instance was applied already
-            }
-            if (at != null) {
-                partition.appliedStops.put(loop, at);
-            }
-            if (partition.pass != null && partition.pass.loops.containsKey(loop)) {
-                partition.pass.loops.get(loop).finishRequested = true;
-            }
+        if (partition != null) {
+            LoopStops.apply(partition, stop);
         }
     }
 
@@ -395,6 +390,7 @@ public final class WorkerEngine {
             log.error("request {}: freeing its tensors failed: {}", id, e.toString(), e);
         }
         data.reader().forget(id);
+        releasePages(id);
         meters.cancelled("remove");
     }
 
@@ -414,6 +410,15 @@ public final class WorkerEngine {
                             e.toString(), e);
                 }
             }
+        }
+    }
+
+    /** A failed or removed request's KV pages (once: a failed request's removal finds none left). */
+    private void releasePages(String requestId) {
+        try {
+            kv.release(requestId);
+        } catch (RuntimeException e) {
+            log.error("request {}: releasing its KV pages failed: {}", requestId, e.toString(), e);
         }
     }
 
@@ -566,6 +571,7 @@ public final class WorkerEngine {
         }
         PartitionPass pass = new PartitionPass(info, local);
         partition.pass = pass;
+        LoopStops.onPassStart(partition, pass);
         for (NodeState node : pass.nodes.values()) {
             maybeSchedule(request, partition, pass, node);
         }
@@ -678,7 +684,9 @@ public final class WorkerEngine {
         long start = System.nanoTime();
         List<NodeResult> results;
         try {
-            results = kernel.forward(data.device(), calls);
+            results = kernel instanceof KvCacheKernel kvKernel
+                    ? kv.forward(key.model(), key.node(), kvKernel, data.device(), calls)
+                    : kernel.forward(data.device(), calls);
             if (results.size() != calls.size()) {
                 throw new EngineException(EngineException.Reason.KERNEL_FAILED, "kernel of " + key.node()
                         + " answered " + results.size() + " results for " + calls.size() + " calls");
@@ -845,6 +853,7 @@ public final class WorkerEngine {
         }
         request.move(RequestPhase.Event.FAIL);
         scheduler.removeRequest(request.requestId);
+        releasePages(request.requestId);
         meters.cancelled("fail");
         outbox.toConductor(ConductorMessage.of(new FailRequests(Map.of(request.requestId, error))));
     }
@@ -858,6 +867,7 @@ public final class WorkerEngine {
             if (request.phase == RequestPhase.ACTIVE) {
                 request.move(RequestPhase.Event.FAIL);
                 scheduler.removeRequest(request.requestId);
+                releasePages(request.requestId);
                 meters.cancelled("fail");
                 errors.put(request.requestId, "fatal device error: " + e.getMessage());
             }
@@ -897,6 +907,7 @@ public final class WorkerEngine {
         try {
             ledger.store().removeAll();
         } finally {
+            kv.close();
             requests.clear();
             publishSnapshot();
         }

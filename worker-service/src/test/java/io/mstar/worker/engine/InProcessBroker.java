@@ -25,6 +25,8 @@ final class InProcessBroker {
     }
 
     final List<Sent> sent = Collections.synchronizedList(new ArrayList<>());
+    /** Worker messages handed to their worker's loop (queued there), in order. */
+    final List<Sent> delivered = Collections.synchronizedList(new ArrayList<>());
     final BlockingQueue<ConductorMessage> conductor = new LinkedBlockingQueue<>();
     private final Map<String, EngineLoop> workers = new ConcurrentHashMap<>();
     private final List<Sent> held = new ArrayList<>();
@@ -67,6 +69,7 @@ final class InProcessBroker {
         EngineLoop loop = workers.get(s.to());
         if (loop != null) {
             loop.deliver((WorkerMessage) s.message());
+            delivered.add(s);
         }
     }
 

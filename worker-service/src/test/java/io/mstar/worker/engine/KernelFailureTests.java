@@ -34,16 +34,20 @@ class KernelFailureTests {
     @Nested
     class PerRequestError extends TwoWorkers {
 
+        /** The request ids of every batch the step kernel got, in order. */
+        final List<List<String>> stepBatches = java.util.Collections.synchronizedList(new ArrayList<>());
+
         @Override
         ModelKernels kernels() {
             ModelKernels host = CounterHostKernels.kernels();
-            NodeKernel embed = host.kernel(CounterModel.EMBED);
-            return host.with(CounterModel.EMBED, (device, batch) -> {
-                List<NodeResult> results = new ArrayList<>(embed.forward(device, batch));
+            NodeKernel step = host.kernel(CounterModel.STEP);
+            return host.with(CounterModel.STEP, (device, batch) -> {
+                stepBatches.add(batch.stream().map(NodeCall::requestId).toList());
+                List<NodeResult> results = new ArrayList<>(step.forward(device, batch));
                 for (int i = 0; i < batch.size(); i++) {
                     if (batch.get(i).requestId().startsWith("bad")) {
                         results.get(i).outputs().values().forEach(t -> device.free(t.buffer()));
-                        results.set(i, NodeResult.failed("embed refuses " + batch.get(i).requestId()));
+                        results.set(i, NodeResult.failed("step refuses " + batch.get(i).requestId()));
                     }
                 }
                 return results;
@@ -51,17 +55,34 @@ class KernelFailureTests {
         }
 
         @Test
-        void onlyTheBadRequestFailsAndTheOthersGetTheirOutputs() throws Exception {
-            for (String id : List.of("good-1", "bad-1", "good-2", "good-3")) {
+        void onlyTheBadRequestFailsAndTheOthersOfItsBatchGetTheirOutputs() throws Exception {
+            List<String> ids = List.of("good-1", "bad-1", "good-2", "good-3");
+            // The first decode signals (state is w1's own tensor, so no read) are held, then queued on w1 from its
+            // own loop thread: the loop takes all four before its next turn and the step runs them as one batch.
+            broker.hold(s -> s.to().equals(CounterConductor.W1.value()) && s.message() instanceof io.mstar.wire.WorkerMessage m
+                    && m.body() instanceof io.mstar.wire.InputSignals in
+                    && in.requestInfo().graphWalk().equals(CounterModel.DECODE));
+            for (String id : ids) {
                 conductor.start(id, new int[] {1, 1}, 3, null);
             }
+            conductor.pumpUntil(() -> broker.heldCount() == ids.size(), TwoWorkers.TIMEOUT);
+            w1.loop.ask(state -> {
+                broker.release();
+                return true;
+            }).block(TwoWorkers.TIMEOUT);
             conductor.pumpUntilRemoved(TwoWorkers.TIMEOUT);
 
+            assertThat(stepBatches.get(0)).as("the failing request shared its batch").containsExactlyInAnyOrderElementsOf(ids);
+            assertThat(w1.registry.get("mstar.worker.batch.size").tag("node", CounterModel.STEP).summary().max())
+                    .isEqualTo(ids.size());
+            assertThat(stepBatches.stream().skip(1).flatMap(List::stream)).doesNotContain("bad-1");
             assertThat(failedIds(broker)).containsExactly("bad-1");
-            assertThat(conductor.runs.get("bad-1").failure).isEqualTo("embed refuses bad-1");
+            assertThat(conductor.runs.get("bad-1").failure).isEqualTo("step refuses bad-1");
+            assertThat(conductor.runs.get("bad-1").flat(CounterModel.TOKEN)).isEmpty();
             for (String id : List.of("good-1", "good-2", "good-3")) {
                 assertThat(conductor.runs.get(id).failure).isNull();
                 assertThat(conductor.runs.get(id).flat(CounterModel.TOKEN)).containsExactly(7, 8, 9);
+                assertThat(conductor.runs.get(id).flat(CounterModel.TEXT)).containsExactly(70, 80, 90);
             }
         }
     }

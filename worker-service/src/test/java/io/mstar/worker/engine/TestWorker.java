@@ -3,12 +3,14 @@ package io.mstar.worker.engine;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.springframework.util.unit.DataSize;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mstar.deployment.KvCacheConfig;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
@@ -25,13 +27,26 @@ final class TestWorker implements AutoCloseable {
     final EngineLoop loop;
     final EngineMeters meters;
 
+    final KvCaches kv;
+
     TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, KernelCatalog kernels, List<WorkerGraph> graphs) {
-        this(ordinal, arenaDirectory, broker, d -> kernels, graphs, () -> new HostDevice(HostDevice.NAME, 64 << 20));
+        this(ordinal, arenaDirectory, broker, kernels, graphs, Map.of());
     }
 
-    /** A worker on the device {@code devices} opens, running the kernels {@code kernels} gives for it. */
+    /** With KV caches for the models of {@code kvCaches} (model name to its kv_cache settings). */
+    TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, KernelCatalog kernels, List<WorkerGraph> graphs,
+            Map<String, KvCacheConfig> kvCaches) {
+        this(ordinal, arenaDirectory, broker, d -> kernels, graphs, () -> new HostDevice(HostDevice.NAME, 64 << 20), kvCaches);
+    }
+
+    /** A worker on the device {@code devices} opens, running the kernels {@code kernelsFor} gives for it. */
     TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, Function<Device, KernelCatalog> kernelsFor,
             List<WorkerGraph> graphs, Supplier<Device> devices) {
+        this(ordinal, arenaDirectory, broker, kernelsFor, graphs, devices, Map.of());
+    }
+
+    private TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, Function<Device, KernelCatalog> kernelsFor,
+            List<WorkerGraph> graphs, Supplier<Device> devices, Map<String, KvCacheConfig> kvCaches) {
         this.id = EntityId.worker(ordinal);
         DataPlaneProperties settings = new DataPlaneProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
                 DataSize.ofKilobytes(256), 2, DataSize.ofMegabytes(64));
@@ -45,11 +60,12 @@ final class TestWorker implements AutoCloseable {
         }
         EngineLoop[] self = new EngineLoop[1];
         this.meters = new EngineMeters(registry, () -> self[0].snapshot());
+        this.kv = new KvCaches(kvCaches, registry);
         Outbox outbox = broker.outboxOf(id);
         // The inbox is never positioned: no SetupDone, the conductor here is the test.
         self[0] = new EngineLoop(id, Duration.ofSeconds(2), outbox, new InboxPosition(), new SetupDoneAcks(),
                 executor -> new WorkerEngine(id, EngineProperties.defaults(), graphs, kernels, data.parts(), outbox,
-                        executor, meters));
+                        executor, meters, kv));
         this.loop = self[0];
         broker.register(id, loop);
         loop.start();

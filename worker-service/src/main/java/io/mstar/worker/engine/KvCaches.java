@@ -1,0 +1,194 @@
+package io.mstar.worker.engine;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.deployment.KvCacheConfig;
+import io.mstar.request.MultiSamplingConfig;
+import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.device.Device;
+import io.mstar.worker.kernel.KvCacheKernel;
+import io.mstar.worker.kernel.KvStep;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeResult;
+import io.mstar.worker.kv.KvCache;
+import io.mstar.worker.kv.KvCacheException;
+import io.mstar.worker.kv.PageAllocatorStats;
+import io.mstar.worker.kv.TokenSampler;
+
+/**
+ * The engine's KV caches (docs/streaming-and-kv.md): one {@link KvCache} per autoregressive node
+ * ({@link KvCacheKernel}) this worker runs, on the worker's device, sized by the model's {@code kv_cache} settings.
+ * A node's pool is taken at its first batch, so a worker that never runs the node holds none. Per batch it reserves
+ * each call's positions (OUT_OF_PAGES fails that call alone, which then is not run), and {@link #release} frees a
+ * request's pages in every cache exactly once. Publishes {@code mstar.worker.kv.pages{node,state=used|free}}.
+ * Owned by the engine loop; gauges read values it publishes.
+ */
+public final class KvCaches implements AutoCloseable {
+
+    private static final class NodeCache {
+        final KvCache cache;
+        final List<Meter> meters = new ArrayList<>();
+        volatile int used;
+        volatile int free;
+
+        NodeCache(KvCache cache) {
+            this.cache = cache;
+            publish();
+        }
+
+        void publish() {
+            PageAllocatorStats stats = cache.stats();
+            used = stats.pagesInUse();
+            free = stats.freePages();
+        }
+    }
+
+    private final Map<String, KvCacheConfig> configs;
+    private final MeterRegistry registry;
+    private final Map<String, NodeCache> caches = new LinkedHashMap<>();
+    private final TokenSampler sampler = new TokenSampler();
+
+    /**
+     * @param configs  model name to its {@code kv_cache} settings
+     * @param registry where the page gauges go; null registers none
+     */
+    public KvCaches(Map<String, KvCacheConfig> configs, MeterRegistry registry) {
+        this.configs = Map.copyOf(configs);
+        this.registry = registry;
+    }
+
+    /** The {@code kv_cache} settings of every model of {@code config}. */
+    public static KvCaches of(DeploymentConfig config, MeterRegistry registry) {
+        Map<String, KvCacheConfig> configs = new LinkedHashMap<>();
+        config.models().forEach(m -> m.kvCache().ifPresent(kv -> configs.put(m.name(), kv)));
+        return new KvCaches(configs, registry);
+    }
+
+    /** No model with a KV cache. */
+    public static KvCaches none() {
+        return new KvCaches(Map.of(), null);
+    }
+
+    /**
+     * Runs one batch of a KV node: reserves each call's positions, then runs the kernel on the calls that fit.
+     * Answers one result per call, in order; a call whose positions did not fit has a failed result.
+     */
+    List<NodeResult> forward(String model, String node, KvCacheKernel kernel, Device device, List<NodeCall> calls) {
+        KvCache cache = cacheFor(model, node, kernel, device).cache;
+        List<NodeResult> results = new ArrayList<>(Collections.nCopies(calls.size(), (NodeResult) null));
+        List<Integer> admitted = new ArrayList<>();
+        List<NodeCall> batch = new ArrayList<>();
+        List<KvStep> steps = new ArrayList<>();
+        try {
+            for (int i = 0; i < calls.size(); i++) {
+                NodeCall call = calls.get(i);
+                String id = call.requestId();
+                if (!cache.contains(id)) {
+                    cache.addRequest(id);
+                }
+                int n = kernel.tokensToAppend(call);
+                int first;
+                try {
+                    first = cache.appendTokens(id, n);
+                } catch (KvCacheException e) {
+                    results.set(i, NodeResult.failed(e.getMessage())); // OUT_OF_PAGES: this request only
+                    continue;
+                }
+                admitted.add(i);
+                batch.add(call);
+                steps.add(new KvStep(id, cache, first, n, sampling(call, node), call.info().randomSeed(), sampler));
+            }
+            if (!batch.isEmpty()) {
+                List<NodeResult> out = kernel.forward(device, batch, steps);
+                if (out.size() != batch.size()) {
+                    throw new EngineException(EngineException.Reason.KERNEL_FAILED, "kernel of " + node + " answered "
+                            + out.size() + " results for " + batch.size() + " calls");
+                }
+                for (int j = 0; j < out.size(); j++) {
+                    results.set(admitted.get(j), out.get(j));
+                }
+            }
+            return results;
+        } finally {
+            publish();
+        }
+    }
+
+    private static SamplingConfig sampling(NodeCall call, String node) {
+        MultiSamplingConfig config = call.info().samplingConfig().get(node);
+        return config == null ? SamplingConfig.DEFAULT : config.main();
+    }
+
+    private NodeCache cacheFor(String model, String node, KvCacheKernel kernel, Device device) {
+        String key = model + "/" + node;
+        NodeCache existing = caches.get(key);
+        if (existing != null) {
+            return existing;
+        }
+        KvCacheConfig config = configs.get(model);
+        if (config == null) {
+            throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, "node '" + node + "' of model '" + model
+                    + "' keeps a KV cache but the deployment gives the model no kv_cache settings");
+        }
+        NodeCache created = new NodeCache(new KvCache(device, config, kernel.bytesPerToken()));
+        caches.put(key, created);
+        if (registry != null) {
+            created.meters.add(Gauge.builder("mstar.worker.kv.pages", created, c -> c.used).tag("node", node)
+                    .tag("state", "used").description("KV-cache pages by state, per node").register(registry));
+            created.meters.add(Gauge.builder("mstar.worker.kv.pages", created, c -> c.free).tag("node", node)
+                    .tag("state", "free").description("KV-cache pages by state, per node").register(registry));
+        }
+        return created;
+    }
+
+    /** Frees the request's pages in every cache that holds some; a request released before is not touched again. */
+    void release(String requestId) {
+        for (NodeCache c : caches.values()) {
+            if (c.cache.contains(requestId)) {
+                c.cache.releaseRequest(requestId);
+                c.publish();
+            }
+        }
+    }
+
+    private void publish() {
+        caches.values().forEach(NodeCache::publish);
+    }
+
+    /** Page stats by {@code model/node}; on the engine loop only. */
+    public Map<String, PageAllocatorStats> stats() {
+        Map<String, PageAllocatorStats> stats = new LinkedHashMap<>();
+        caches.forEach((key, c) -> stats.put(key, c.cache.stats()));
+        return stats;
+    }
+
+    /** Requests holding pages, over all caches; on the engine loop only. */
+    public int requestsHoldingPages() {
+        return caches.values().stream().mapToInt(c -> c.cache.requestIds().size()).sum();
+    }
+
+    /** Device bytes the pools take; on the engine loop only. */
+    public long poolBytes() {
+        return caches.values().stream().mapToLong(c -> c.cache.layout().poolBytes()).sum();
+    }
+
+    /** Frees every pool (and with it every page); on the engine loop, at shutdown. */
+    @Override
+    public void close() {
+        for (NodeCache c : caches.values()) {
+            c.cache.close();
+            if (registry != null) {
+                c.meters.forEach(registry::remove);
+            }
+        }
+        caches.clear();
+    }
+}

@@ -1,0 +1,112 @@
+package io.mstar.worker.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mstar.deployment.KvCacheConfig;
+import io.mstar.graph.NestedLoopIndices;
+import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.worker.kernel.Int32Tensors;
+import io.mstar.worker.kernel.KvCacheKernel;
+import io.mstar.worker.kernel.KvStep;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeResult;
+import io.mstar.worker.kernel.Tensor;
+import io.mstar.worker.kv.PageAllocatorStats;
+
+/** {@link KvCaches} on a real host device: reservation per call, the request that does not fit left out, release once. */
+class KvCachesTests {
+
+    final HostDevice device = new HostDevice("host", 1 << 20);
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    final KvCaches caches = new KvCaches(Map.of("m", new KvCacheConfig(2, 3)), registry);
+    final List<Tensor> inputs = new ArrayList<>();
+
+    /** Records what it was given; answers no outputs. */
+    static final class Recording implements KvCacheKernel {
+        final List<List<String>> batches = new ArrayList<>();
+        final List<KvStep> steps = new ArrayList<>();
+
+        @Override
+        public long bytesPerToken() {
+            return 8;
+        }
+
+        @Override
+        public int tokensToAppend(NodeCall call) {
+            return (int) call.input("tok").elementCount();
+        }
+
+        @Override
+        public List<NodeResult> forward(Device device, List<NodeCall> batch, List<KvStep> kv) {
+            batches.add(batch.stream().map(NodeCall::requestId).toList());
+            steps.addAll(kv);
+            return batch.stream().map(c -> new NodeResult(Map.of(), false, null)).toList();
+        }
+    }
+
+    NodeCall call(String id, int tokens) {
+        Tensor tok = Int32Tensors.write(device, new int[tokens]);
+        inputs.add(tok);
+        return new NodeCall(id, Map.of("tok", tok), new CurrentForwardPassInfo(id, "w", false, 0, 5L, 10),
+                new NestedLoopIndices(List.of(), Map.of(), 0));
+    }
+
+    @AfterEach
+    void freed() {
+        inputs.forEach(t -> device.free(t.buffer()));
+        caches.close();
+        assertThat(device.stats().bytesInUse()).isZero();
+        device.close();
+    }
+
+    @Test
+    void aCallThatDoesNotFitFailsAloneAndIsNotRun() {
+        Recording kernel = new Recording();
+        // 3 pages of 2 tokens: r1 takes 1, r2 would need 3, r3 takes 1
+        List<NodeResult> results = caches.forward("m", "lm", kernel, device,
+                List.of(call("r1", 2), call("r2", 5), call("r3", 2)));
+
+        assertThat(results).hasSize(3);
+        assertThat(results.get(0).failed()).isFalse();
+        assertThat(results.get(1).failed()).isTrue();
+        assertThat(results.get(1).error()).contains("OUT_OF_PAGES");
+        assertThat(results.get(2).failed()).isFalse();
+        assertThat(kernel.batches).containsExactly(List.of("r1", "r3"));
+        assertThat(kernel.steps).extracting(KvStep::firstPosition, KvStep::count, KvStep::seed)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(0, 2, 5L), org.assertj.core.groups.Tuple.tuple(0, 2, 5L));
+        assertThat(kernel.steps.get(0).slots().get(1).page()).isNotEqualTo(kernel.steps.get(1).slots().get(0).page());
+
+        // the next step appends one position each: r1 needs its second page, r3 too, but only one is left
+        results = caches.forward("m", "lm", kernel, device, List.of(call("r1", 1), call("r3", 1)));
+        assertThat(results.get(0).failed()).isFalse();
+        assertThat(results.get(1).failed()).isTrue();
+        assertThat(kernel.steps.get(2).firstPosition()).isEqualTo(2);
+        assertThat(registry.get("mstar.worker.kv.pages").tags("node", "lm", "state", "used").gauge().value()).isEqualTo(3);
+
+        for (String id : List.of("r1", "r2", "r3", "r1", "r3")) {
+            caches.release(id); // a second release finds nothing: never a double free
+        }
+        PageAllocatorStats stats = caches.stats().get("m/lm");
+        assertThat(stats.pagesAllocated()).isEqualTo(3);
+        assertThat(stats.pagesFreed()).isEqualTo(3);
+        assertThat(stats.exhaustions()).isEqualTo(2);
+        assertThat(caches.requestsHoldingPages()).isZero();
+        assertThat(registry.get("mstar.worker.kv.pages").tags("node", "lm", "state", "free").gauge().value()).isEqualTo(3);
+    }
+
+    @Test
+    void aModelWithoutKvCacheSettingsCannotRunAKvNode() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> caches.forward("other", "lm", new Recording(), device,
+                List.of(call("r1", 1)))).isInstanceOf(EngineException.class).hasMessageContaining("kv_cache");
+    }
+}

@@ -1,5 +1,7 @@
 package io.mstar.worker.kv;
 
+import io.mstar.loop.OwnerThread;
+
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;

@@ -1,5 +1,7 @@
 package io.mstar.worker.kv;
 
+import io.mstar.loop.OwnerThread;
+
 import java.util.BitSet;
 
 import static io.mstar.worker.kv.KvCacheException.Reason.INVALID_ARGUMENT;

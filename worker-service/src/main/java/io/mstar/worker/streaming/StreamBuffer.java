@@ -1,5 +1,7 @@
 package io.mstar.worker.streaming;
 
+import io.mstar.loop.OwnerThread;
+
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -1,19 +1,20 @@
-package io.mstar.worker.streaming;
+package io.mstar.loop;
 
 /**
- * Checks that state is touched by one thread only. Binds to the first thread that calls {@link #check}, so an
- * object may be built on one thread and handed to its owner before first use.
+ * Checks that state is touched by one thread only (STYLE §3: methods that must run on the owner fail loudly
+ * elsewhere). Binds to the first thread that calls {@link #check}, so an object may be built on one thread and
+ * handed to its owner before first use.
  */
-final class OwnerThread {
+public final class OwnerThread {
 
     private final String what;
     private volatile Thread owner;
 
-    OwnerThread(String what) {
+    public OwnerThread(String what) {
         this.what = what;
     }
 
-    void check() {
+    public void check() {
         Thread current = Thread.currentThread();
         Thread bound = owner;
         if (bound == null) {

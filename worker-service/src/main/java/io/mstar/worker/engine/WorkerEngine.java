@@ -281,6 +281,10 @@ public final class WorkerEngine {
             return; // streaming-only signals never touch the pass info
         }
         CurrentForwardPassInfo info = signals.requestInfo();
+        if (partition.reportSentNanos != 0) {
+            meters.transitionWait(request.model, info.graphWalk(), System.nanoTime() - partition.reportSentNanos);
+            partition.reportSentNanos = 0;
+        }
         if (!partition.idle() && !partition.pass.walk.equals(info.graphWalk())) {
             partition.pending.add(new InputSignals(signals.requestId(), nodeEdges, info, signals.partitionName(), null));
             return;
@@ -546,6 +550,7 @@ public final class WorkerEngine {
     }
 
     private void startChunkPass(RequestState request, PartitionState partition, String edge, TokenStreamBuffer.Chunk chunk) {
+        partition.reportSentNanos = 0; // a chunk, not the conductor, starts this pass
         Tensor joined = ledger.concatenate(chunk.uuids(), partition.streams.get(edge).dtype());
         long uuid = ledger.storeMade(request.requestId, joined); // its one reference is the consumer node's
         chunk.uuids().forEach(u -> ledger.release(u, 1));
@@ -761,6 +766,8 @@ public final class WorkerEngine {
                 sent.complete(null);
                 return;
             }
+            // Signals already pending started the next pass: nothing waited on this report.
+            partition.reportSentNanos = partition.idle() ? System.nanoTime() : 0;
             outbox.toConductor(ConductorMessage.of(done)).whenComplete((r, e) -> sent.complete(null));
         }));
     }

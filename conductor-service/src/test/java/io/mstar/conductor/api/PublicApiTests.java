@@ -107,7 +107,7 @@ class PublicApiTests {
         List<Map> chunks = result.getResponseBody().collectList().block(Duration.ofSeconds(10));
         assertThat(chunks).hasSize(1);
         assertThat(chunks.get(0).get("type")).isEqualTo("error");
-        assertThat(((Map<?, ?>) chunks.get(0).get("error")).get("type")).isEqualTo("worker_failed");
+        assertThat(((Map<?, ?>) chunks.get(0).get("error")).get("error_type")).isEqualTo("worker_failed");
         web.get().uri("/v1/requests/s-1").exchange().expectStatus().isOk().expectBody()
                 .jsonPath("$.outcome").isEqualTo("failed").jsonPath("$.error_type").isEqualTo("worker_failed")
                 .jsonPath("$.request_id").isEqualTo("s-1");

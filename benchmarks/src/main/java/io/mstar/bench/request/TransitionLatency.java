@@ -94,6 +94,7 @@ public final class TransitionLatency {
                 options.kafkaWarmup, options.kafkaMessages);
         Stats oneHop = Stats.of(kafka.oneHopNanos());
         Stats roundTrip = Stats.of(kafka.roundTripNanos());
+        Stats committing = Stats.of(kafka.roundTripCommittingNanos());
 
         System.out.printf("%ntransitions: %d warm-up and %d measured requests of max_tokens %d, one at a time%n",
                 options.warmupRequests, options.requests, options.maxTokens);
@@ -128,6 +129,8 @@ public final class TransitionLatency {
         }
 
         printTables(options, oneHop, roundTrip, wait, overhead, requestLatency, levels);
+        System.out.printf("%n| round trip, consumers committing after each poll | %,d | %s | %s | %s | %s |%n",
+                committing.n, ms(committing.p50), ms(committing.p90), ms(committing.p99), ms(committing.max));
         printShares(wait, reportHop, overhead, signalHop);
         double loadedRatio = loaded.transitionWait.quantile(0.5) * 1e9 / loaded.roundTrip.p50;
         System.out.printf("%nside by side (requests one at a time, the raw round trip measured at the same time): raw "

@@ -58,10 +58,11 @@ public final class LocalStack implements AutoCloseable {
 
             Path deploymentConfig = DeploymentConfigFile.write(settings.stateDir.resolve("deployment.yaml"),
                     settings.workers, settings.admission);
-            List<String> common = List.of(
+            List<String> common = new ArrayList<>(List.of(
                     "--spring.kafka.bootstrap-servers=" + broker.bootstrapServers(),
                     "--mstar.deployment.config=" + deploymentConfig,
-                    "--mstar.messaging.topic-prefix=" + settings.topicPrefix);
+                    "--mstar.messaging.topic-prefix=" + settings.topicPrefix));
+            common.addAll(settings.serviceArgs);
             adminToken = AdminToken.write(settings.stateDir.resolve(AdminToken.FILE_NAME));
             List<String> conductorArgs = new ArrayList<>(common);
             conductorArgs.add("--mstar.conductor.admin.token-file=" + adminToken.file());
@@ -281,6 +282,7 @@ public final class LocalStack implements AutoCloseable {
         private DeploymentConfigFile.Admission admission;
         private Duration readyTimeout = Duration.ofSeconds(180);
         private Consumer<String> progress = line -> { };
+        private List<String> serviceArgs = List.of();
 
         private Builder() {
         }
@@ -335,6 +337,12 @@ public final class LocalStack implements AutoCloseable {
         /** For the broker and, separately, for all services together. */
         public Builder readyTimeout(Duration readyTimeout) {
             this.readyTimeout = readyTimeout;
+            return this;
+        }
+
+        /** Extra Spring arguments ({@code --name=value}) for every service, e.g. histogram buckets for a benchmark. */
+        public Builder serviceArgs(List<String> serviceArgs) {
+            this.serviceArgs = List.copyOf(serviceArgs);
             return this;
         }
 

@@ -35,9 +35,11 @@ import org.apache.kafka.common.serialization.LongSerializer;
  * linger.ms=0) and the headers they attach, and nothing of the services themselves.
  *
  * <p>Ping-pong: each message is sent only after the previous one was consumed, so the figure is
- * latency, not queueing. Then a pipelined phase sends the same number back to back for the
- * one-producer throughput. Send and receive times come from one clock: producer and consumer
- * live in this JVM.
+ * latency, not queueing. One hop is produce→consume; a round trip is A→B then B→A, an echo
+ * consumer sending each record on with its own producer (what a conductor transition costs in
+ * Kafka alone: the worker's report in, the next signals out). Then a pipelined phase sends the
+ * same number back to back for the one-producer throughput. Send and receive times come from one
+ * clock: producers and consumers live in this JVM.
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar io.mstar.bench.kafka.KafkaRoundTrip [--warmup N] [--messages M] [--pipelined P]</pre>
  */
@@ -49,10 +51,50 @@ public final class KafkaRoundTrip {
 
     private final String bootstrapServers;
     private final byte[] envelope;
+    /** One hop lands here; a round trip goes out on {@code there} and comes back on {@code back}. */
+    private final String topic;
+    private final String there;
+    private final String back;
 
-    private KafkaRoundTrip(String bootstrapServers, byte[] envelope) {
+    private KafkaRoundTrip(String bootstrapServers, byte[] envelope, String topic) {
         this.bootstrapServers = bootstrapServers;
         this.envelope = envelope;
+        this.topic = topic;
+        this.there = topic + ".there";
+        this.back = topic + ".back";
+    }
+
+    /**
+     * Send→receive nanoseconds of each measured message: one hop, two (there and back), and two with
+     * both consumers committing their offsets synchronously after every poll that returned records, as
+     * the services' Spring listener containers do (their default ack mode).
+     */
+    public record Result(long[] oneHopNanos, long[] roundTripNanos, long[] roundTripCommittingNanos) {
+    }
+
+    /**
+     * Ping-pong on a broker that is already running (a local stack's, say), on topics named
+     * {@code topic}, {@code topic.there} and {@code topic.back}, which are created here and must not
+     * be any service's.
+     */
+    public static Result measure(String bootstrapServers, String topic, int warmup, int messages) throws Exception {
+        KafkaRoundTrip bench = new KafkaRoundTrip(bootstrapServers, envelope(), topic);
+        bench.createTopics();
+        long[] oneHop;
+        long[] roundTrip;
+        try (Hop hop = bench.new Hop(bench.topic, null, false)) {
+            bench.pingPong(hop, 0, warmup);
+            oneHop = bench.pingPong(hop, warmup, messages);
+        }
+        try (Hop hop = bench.new Hop(bench.back, bench.there, false)) {
+            bench.pingPong(hop, 0, warmup);
+            roundTrip = bench.pingPong(hop, warmup, messages);
+        }
+        // Sequences go on from the last phase: the topics still hold its records.
+        try (Hop hop = bench.new Hop(bench.back, bench.there, true)) {
+            bench.pingPong(hop, warmup + messages, warmup);
+            return new Result(oneHop, roundTrip, bench.pingPong(hop, 2L * warmup + messages, messages));
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -61,51 +103,92 @@ public final class KafkaRoundTrip {
         int pipelined = intOption(args, "--pipelined", 200_000);
         byte[] envelope = envelope();
         Path dir = Files.createTempDirectory("mstar-kafka-roundtrip");
-        System.out.printf("envelope: worker_graphs_done to %s, %d bytes of JSON; warm-up %d, measured %d%n", TOPIC,
+        System.out.printf("envelope: worker_graphs_done, %d bytes of JSON; warm-up %d, measured %d%n",
                 envelope.length, warmup, messages);
         try (KafkaBroker broker = KafkaBroker.start(ProjectLayout.discover(),
                 KafkaBroker.Settings.in(dir.resolve("kafka-data"), dir.resolve("kafka.log")))) {
             System.out.println("broker: " + broker.bootstrapServers() + " (log " + dir.resolve("kafka.log") + ")");
-            new KafkaRoundTrip(broker.bootstrapServers(), envelope).run(warmup, messages, pipelined);
+            new KafkaRoundTrip(broker.bootstrapServers(), envelope, TOPIC).run(warmup, messages, pipelined);
         }
         Files.deleteIfExists(dir.resolve("kafka.log"));
         Files.deleteIfExists(dir);
     }
 
     private void run(int warmup, int messages, int pipelinedMessages) throws Exception {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
-        }
-        BlockingQueue<long[]> received = new LinkedBlockingQueue<>();
-        AtomicBoolean running = new AtomicBoolean(true);
-        Thread consumer = new Thread(() -> consume(received, running), "mstar-bench-roundtrip-consumer");
-        try (KafkaProducer<Long, byte[]> producer = producer()) {
-            consumer.start();
-            // The consumer signals once it is positioned; records sent before that would be missed.
-            take(received);
-            long[] warm = pingPong(producer, received, 0, warmup);
-            report("warm-up (discarded)", warm);
+        createTopics();
+        try (Hop hop = new Hop(topic, null, false)) {
+            report("warm-up (discarded)", pingPong(hop, 0, warmup));
             long start = System.nanoTime();
-            long[] latencies = pingPong(producer, received, warmup, messages);
+            long[] latencies = pingPong(hop, warmup, messages);
             double seconds = (System.nanoTime() - start) / 1e9;
             report("ping-pong", latencies);
             System.out.printf("ping-pong throughput: %.0f msgs/s%n", messages / seconds);
-            pipelined(producer, received, warmup + messages, pipelinedMessages);
-        } finally {
+            try (Hop roundTrip = new Hop(back, there, false)) {
+                pingPong(roundTrip, 0, warmup);
+                report("round trip (there and back)", pingPong(roundTrip, warmup, messages));
+            }
+            pipelined(hop, warmup + messages, pipelinedMessages);
+        }
+    }
+
+    private void createTopics() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1), new NewTopic(there, 1, (short) 1),
+                    new NewTopic(back, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * A producer to {@code first} (the hop's topic, or {@code there} with an echo that sends each
+     * record on to {@code arrival}) and a consumer thread on {@code arrival} reporting arrivals.
+     */
+    private final class Hop implements AutoCloseable {
+        final String first;
+        final KafkaProducer<Long, byte[]> producer = producer("mstar-bench-roundtrip-producer");
+        final BlockingQueue<long[]> received = new LinkedBlockingQueue<>();
+        final AtomicBoolean running = new AtomicBoolean(true);
+        final List<Thread> threads = new java.util.ArrayList<>();
+
+        Hop(String arrival, String echoFrom, boolean commit) throws InterruptedException {
+            this.first = echoFrom == null ? arrival : echoFrom;
+            Thread consumer = new Thread(() -> consume(arrival, received, running, null, commit),
+                    "mstar-bench-roundtrip-consumer");
+            threads.add(consumer);
+            consumer.start();
+            // The consumer signals once it is positioned; records sent before that would be missed.
+            take(received);
+            if (echoFrom != null) {
+                BlockingQueue<long[]> echoReady = new LinkedBlockingQueue<>();
+                Thread echo = new Thread(() -> {
+                    try (KafkaProducer<Long, byte[]> echoProducer = producer("mstar-bench-roundtrip-echo")) {
+                        consume(echoFrom, echoReady, running, (record, now) ->
+                                echoProducer.send(copy(record, arrival)), commit);
+                    }
+                }, "mstar-bench-roundtrip-echo");
+                threads.add(echo);
+                echo.start();
+                take(echoReady);
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
             running.set(false);
-            consumer.join(10_000);
+            for (Thread thread : threads) {
+                thread.join(10_000);
+            }
+            producer.close();
         }
     }
 
     /** Sends message {@code first + i}, waits for its arrival, records send→receive nanos. */
-    private long[] pingPong(KafkaProducer<Long, byte[]> producer, BlockingQueue<long[]> received,
-                            long first, int count) throws Exception {
+    private long[] pingPong(Hop hop, long first, int count) throws Exception {
         long[] latencies = new long[count];
         for (int i = 0; i < count; i++) {
             long sequence = first + i;
             long sentAt = System.nanoTime();
-            producer.send(record(sequence, sentAt));
-            long[] arrival = take(received);
+            hop.producer.send(record(hop.first, sequence, sentAt));
+            long[] arrival = take(hop.received);
             if (arrival[0] != sequence) {
                 throw new IllegalStateException("expected message " + sequence + ", received " + arrival[0]);
             }
@@ -115,23 +198,22 @@ public final class KafkaRoundTrip {
     }
 
     /** Back to back: the one-producer throughput with the control-plane settings. */
-    private void pipelined(KafkaProducer<Long, byte[]> producer, BlockingQueue<long[]> received,
-                           long first, int count) throws Exception {
+    private void pipelined(Hop hop, long first, int count) throws Exception {
         long start = System.nanoTime();
         for (int i = 0; i < count; i++) {
-            producer.send(record(first + i, System.nanoTime()));
+            hop.producer.send(record(hop.first, first + i, System.nanoTime()));
         }
-        producer.flush();
+        hop.producer.flush();
         for (int i = 0; i < count; i++) {
-            take(received);
+            take(hop.received);
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         System.out.printf("pipelined throughput (%d messages, one producer, linger.ms=0): %.0f msgs/s%n",
                 count, count / seconds);
     }
 
-    private ProducerRecord<Long, byte[]> record(long sequence, long sentAt) {
-        ProducerRecord<Long, byte[]> record = new ProducerRecord<>(TOPIC, sequence, envelope);
+    private ProducerRecord<Long, byte[]> record(String to, long sequence, long sentAt) {
+        ProducerRecord<Long, byte[]> record = new ProducerRecord<>(to, sequence, envelope);
         // The headers every control message carries (ARCHITECTURE §3.2), so record size is real.
         record.headers()
                 .add("mstar-sender", "worker-1".getBytes(StandardCharsets.UTF_8))
@@ -142,39 +224,61 @@ public final class KafkaRoundTrip {
         return record;
     }
 
-    private KafkaProducer<Long, byte[]> producer() {
+    /** The same record, headers and all, on its way back. */
+    private static ProducerRecord<Long, byte[]> copy(ConsumerRecord<Long, byte[]> record, String to) {
+        return new ProducerRecord<Long, byte[]>(to, null, record.key(), record.value(), record.headers());
+    }
+
+    private KafkaProducer<Long, byte[]> producer(String clientId) {
         return new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ProducerConfig.CLIENT_ID_CONFIG, "mstar-bench-roundtrip-producer",
+                ProducerConfig.CLIENT_ID_CONFIG, clientId,
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
                 ProducerConfig.ACKS_CONFIG, "all",
                 ProducerConfig.LINGER_MS_CONFIG, 0),
                 new LongSerializer(), new ByteArraySerializer());
     }
 
-    /** Owned by the consumer thread: the consumer is used nowhere else. */
-    private void consume(BlockingQueue<long[]> received, AtomicBoolean running) {
-        try (KafkaConsumer<Long, byte[]> consumer = new KafkaConsumer<>(Map.of(
+    /**
+     * Owned by the calling thread: the consumer is used nowhere else. Each record goes to
+     * {@code echo} if given, else its arrival to {@code received}.
+     */
+    private void consume(String from, BlockingQueue<long[]> received, AtomicBoolean running,
+                         java.util.function.BiConsumer<ConsumerRecord<Long, byte[]>, Long> echo, boolean commit) {
+        Map<String, Object> props = new java.util.HashMap<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ConsumerConfig.CLIENT_ID_CONFIG, "mstar-bench-roundtrip-consumer",
+                ConsumerConfig.CLIENT_ID_CONFIG, "mstar-bench-roundtrip-consumer-" + from,
                 // A fetch returns as soon as one record is there.
                 ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1,
-                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false),
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false));
+        if (commit) {
+            // Offsets of an assigned partition can be committed under a group id without joining the group.
+            props.put(ConsumerConfig.GROUP_ID_CONFIG, "mstar-bench-roundtrip-" + from);
+        }
+        try (KafkaConsumer<Long, byte[]> consumer = new KafkaConsumer<>(props,
                 new LongDeserializer(), new ByteArrayDeserializer())) {
             // Assigned, not subscribed: no group, no rebalance in the measurement.
-            TopicPartition partition = new TopicPartition(TOPIC, 0);
+            TopicPartition partition = new TopicPartition(from, 0);
             consumer.assign(List.of(partition));
             consumer.seekToEnd(List.of(partition));
             consumer.position(partition);
             received.add(new long[] {-1, System.nanoTime()});
             while (running.get()) {
-                for (ConsumerRecord<Long, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
+                var records = consumer.poll(Duration.ofMillis(100));
+                for (ConsumerRecord<Long, byte[]> record : records) {
                     long now = System.nanoTime();
                     if (record.value().length != envelope.length) {
                         throw new IllegalStateException("record " + record.key() + " has "
                                 + record.value().length + " bytes, sent " + envelope.length);
                     }
-                    received.add(new long[] {record.key(), now});
+                    if (echo != null) {
+                        echo.accept(record, now);
+                    } else {
+                        received.add(new long[] {record.key(), now});
+                    }
+                }
+                if (commit && !records.isEmpty()) {
+                    consumer.commitSync(); // after the records were handed on, before the next poll
                 }
             }
         }
@@ -197,7 +301,7 @@ public final class KafkaRoundTrip {
     }
 
     /** Nearest-rank percentile of sorted values. */
-    private static long percentile(long[] sorted, double fraction) {
+    public static long percentile(long[] sorted, double fraction) {
         int rank = (int) Math.ceil(fraction * sorted.length);
         return sorted[Math.max(0, rank - 1)];
     }

@@ -33,7 +33,9 @@ public final class EngineMeters implements AutoCloseable {
         REQUESTS_QUEUED("mstar.worker.requests.queued", Meter.Type.GAUGE, null, List.of(),
                 "Requests with a node ready and waiting for a batch"),
         CANCELLATIONS("mstar.worker.cancellations", Meter.Type.COUNTER, null, List.of("reason"),
-                "Requests that stopped running here, by reason (fail, drain, remove)");
+                "Requests that stopped running here, by reason (fail, drain, remove)"),
+        TRANSITION_WAIT("mstar.worker.transition.wait", Meter.Type.TIMER, "seconds", List.of("model", "walk"),
+                "A partition pass's WorkerGraphsDone sent to the next walk's InputSignals received, per next walk");
 
         private final String meterName;
         private final Meter.Type type;
@@ -80,6 +82,7 @@ public final class EngineMeters implements AutoCloseable {
     private final List<Meter> registered = new ArrayList<>();
     private final Map<List<String>, Meter[]> perNode = new ConcurrentHashMap<>();
     private final Map<String, Counter> cancellations = new ConcurrentHashMap<>();
+    private final Map<List<String>, Timer> transitionWaits = new ConcurrentHashMap<>();
 
     public EngineMeters(MeterRegistry registry, Supplier<EngineSnapshot> snapshot) {
         this.registry = registry;
@@ -114,6 +117,18 @@ public final class EngineMeters implements AutoCloseable {
         ((Counter) meters[0]).increment();
         ((DistributionSummary) meters[1]).record(size);
         ((Timer) meters[2]).record(java.time.Duration.ofNanos((long) (seconds * 1e9)));
+    }
+
+    /** The end-to-end transition as this worker sees it: two Kafka hops and the conductor's turn. */
+    void transitionWait(String model, String walk, long nanos) {
+        transitionWaits.computeIfAbsent(List.of(model, walk), k -> {
+            Timer timer = Timer.builder(Definition.TRANSITION_WAIT.meterName).tags("model", model, "walk", walk)
+                    .description(Definition.TRANSITION_WAIT.description).register(registry);
+            synchronized (registered) {
+                registered.add(timer);
+            }
+            return timer;
+        }).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     void cancelled(String reason) {

@@ -28,6 +28,8 @@ final class PartitionState {
     final Map<String, ConsumedStream> streams = new LinkedHashMap<>();
     /** Last StopLoops applied per loop. */
     final Map<String, NestedLoopIndices> appliedStops = new LinkedHashMap<>();
+    /** When this partition's last WorkerGraphsDone went out while it was idle; 0 once the next pass started. */
+    long reportSentNanos;
 
     PartitionState(String name, List<Integer> workerGraphIds, CurrentForwardPassInfo info) {
         this.name = name;

@@ -306,6 +306,10 @@ public final class WorkerEngine {
             return; // streaming-only signals never touch the pass info
         }
         CurrentForwardPassInfo info = signals.requestInfo();
+        if (partition.reportSentNanos != 0) {
+            meters.transitionWait(request.model, info.graphWalk(), System.nanoTime() - partition.reportSentNanos);
+            partition.reportSentNanos = 0;
+        }
         if (!partition.idle() && !partition.pass.walk.equals(info.graphWalk())) {
             partition.pending.add(new InputSignals(signals.requestId(), nodeEdges, info, signals.partitionName(), null));
             return;
@@ -618,6 +622,7 @@ public final class WorkerEngine {
      */
     private void startChunkPass(RequestState request, PartitionState partition, String edge, ConsumedStream stream,
             StreamChunk<Long> chunk) {
+        partition.reportSentNanos = 0; // a chunk, not the conductor, starts this pass
         long uuid;
         try {
             Tensor joined = ledger.concatenate(chunk.tensors(), stream.dtype);
@@ -841,6 +846,8 @@ public final class WorkerEngine {
                 sent.complete(null);
                 return;
             }
+            // Signals already pending started the next pass: nothing waited on this report.
+            partition.reportSentNanos = partition.idle() ? System.nanoTime() : 0;
             outbox.toConductor(ConductorMessage.of(done)).whenComplete((r, e) -> sent.complete(null));
         }));
     }

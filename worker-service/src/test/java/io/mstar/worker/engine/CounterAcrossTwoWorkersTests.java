@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
 import io.mstar.model.CounterModel;
 import io.mstar.wire.WorkerGraphsDone;
 
@@ -37,6 +39,14 @@ class CounterAcrossTwoWorkersTests extends TwoWorkers {
         assertThat(last.partitionDone()).isTrue();
         assertThat(last.streamTokensConsumed()).containsEntry(CounterModel.TOKEN_STREAM, 5);
         assertThat(last.outputSignalNames()).containsExactly(CounterModel.TEXT);
+        // w1 runs count and step: it waits after the prefill report and after the first decode report, not after
+        // the last one (no InputSignals follow) nor between detok chunks (a stream, not the conductor, starts those)
+        Timer wait = w1.registry.find("mstar.worker.transition.wait").tags("model", CounterModel.NAME,
+                "walk", CounterModel.DECODE).timer();
+        assertThat(wait).isNotNull();
+        assertThat(wait.count()).isEqualTo(2);
+        assertThat(wait.totalTime(TimeUnit.NANOSECONDS)).isPositive();
+        assertThat(w1.registry.find("mstar.worker.transition.wait").tag("walk", CounterModel.CHUNK).timer()).isNull();
     }
 
     @Test

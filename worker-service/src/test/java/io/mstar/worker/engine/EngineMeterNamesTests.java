@@ -17,6 +17,7 @@ class EngineMeterNamesTests {
                 io.mstar.tensor.TensorStoreSnapshot.EMPTY));
         meters.batch("counter", "step", "decode", 4, 0.002);
         meters.cancelled("drain");
+        meters.transitionWait("counter", "decode", 3_000_000L);
 
         String scrape = registry.scrape();
         for (EngineMeters.Definition d : EngineMeters.Definition.values()) {
@@ -28,6 +29,8 @@ class EngineMeterNamesTests {
         assertThat(scrape).contains("mstar_worker_batches_total{model=\"counter\",node=\"step\",walk=\"decode\"} 1.0");
         assertThat(scrape).contains("mstar_worker_step_seconds_count{model=\"counter\",node=\"step\",walk=\"decode\"} 1");
         assertThat(scrape).contains("mstar_worker_batch_size_sum{model=\"counter\",node=\"step\"} 4.0");
+        assertThat(scrape).contains("mstar_worker_transition_wait_seconds_count{model=\"counter\",walk=\"decode\"} 1");
+        assertThat(scrape).contains("mstar_worker_transition_wait_seconds_sum{model=\"counter\",walk=\"decode\"} 0.003");
         assertThat(scrape).contains("mstar_worker_requests_active 3.0");
         assertThat(scrape).contains("mstar_worker_cancellations_total{reason=\"drain\"} 1.0");
         assertThat(scrape).contains("mstar_worker_cancellations_total{reason=\"fail\"} 0.0");

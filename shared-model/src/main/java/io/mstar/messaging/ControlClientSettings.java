@@ -28,6 +28,8 @@ public final class ControlClientSettings {
      * bounds that while tolerating a GC pause (the broker's minimum is 6 s).
      */
     public static final int CONSUMER_SESSION_TIMEOUT_MS = 10_000;
+    /** How often a service commits its inbox offsets; they only feed lag tooling, never a resume. */
+    public static final long CONSUMER_COMMIT_INTERVAL_MS = 5_000;
 
     private ControlClientSettings() {
     }

@@ -144,6 +144,11 @@ class ConductorMessagingConfiguration {
                 StringDeserializer::new,
                 () -> new ErrorHandlingDeserializer<>(new ConductorMessageDeserializer(codec, identity.config())));
         ContainerProperties containerProperties = new ContainerProperties(topics.conductor());
+        // Offsets never resume anything (a start seeks to the end, ARCHITECTURE §3.2), so commit rarely and
+        // without blocking: a synchronous commit per poll added milliseconds to every control-plane hop.
+        containerProperties.setAckMode(ContainerProperties.AckMode.TIME);
+        containerProperties.setAckTime(ControlClientSettings.CONSUMER_COMMIT_INTERVAL_MS);
+        containerProperties.setSyncCommits(false);
         containerProperties.setGroupId(topics.consumerGroup(identity.self()));
         containerProperties.setMessageListener(new ConductorInbox(loop, meters));
         containerProperties.setListenerTaskExecutor(new SimpleAsyncTaskExecutor("mstar-conductor-inbox-"));

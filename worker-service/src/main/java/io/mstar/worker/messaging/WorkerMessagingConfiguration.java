@@ -141,6 +141,11 @@ class WorkerMessagingConfiguration {
                 () -> new ErrorHandlingDeserializer<>(new WorkerMessageDeserializer(codec, identity.config())));
         ContainerProperties containerProperties = new ContainerProperties(topics.inbox(identity.self()));
         containerProperties.setGroupId(topics.consumerGroup(identity.self()));
+        // Offsets never resume anything (a start seeks to the end, ARCHITECTURE §3.2), so commit rarely and
+        // without blocking: a synchronous commit per poll added milliseconds to every control-plane hop.
+        containerProperties.setAckMode(ContainerProperties.AckMode.TIME);
+        containerProperties.setAckTime(ControlClientSettings.CONSUMER_COMMIT_INTERVAL_MS);
+        containerProperties.setSyncCommits(false);
         containerProperties.setMessageListener(new WorkerInbox(loop, meters));
         containerProperties.setListenerTaskExecutor(new SimpleAsyncTaskExecutor("mstar-" + identity.self().value() + "-inbox-"));
         containerProperties.setConsumerRebalanceListener(new ConsumerAwareRebalanceListener() {

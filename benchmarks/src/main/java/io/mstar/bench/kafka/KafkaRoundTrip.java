@@ -41,7 +41,8 @@ import org.apache.kafka.common.serialization.LongSerializer;
  * same number back to back for the one-producer throughput. Send and receive times come from one
  * clock: producers and consumers live in this JVM.
  *
- * <pre>java -cp benchmarks/target/benchmarks.jar io.mstar.bench.kafka.KafkaRoundTrip [--warmup N] [--messages M] [--pipelined P]</pre>
+ * <pre>java -cp benchmarks/target/benchmarks.jar io.mstar.bench.kafka.KafkaRoundTrip [--warmup N] [--messages M] [--pipelined P]
+ *     [--gap-ms G] [--gap-messages K]</pre>
  */
 public final class KafkaRoundTrip {
 
@@ -101,6 +102,8 @@ public final class KafkaRoundTrip {
         int warmup = intOption(args, "--warmup", 5_000);
         int messages = intOption(args, "--messages", 20_000);
         int pipelined = intOption(args, "--pipelined", 200_000);
+        int gapMillis = intOption(args, "--gap-ms", 20);
+        int gapMessages = intOption(args, "--gap-messages", 500);
         byte[] envelope = envelope();
         Path dir = Files.createTempDirectory("mstar-kafka-roundtrip");
         System.out.printf("envelope: worker_graphs_done, %d bytes of JSON; warm-up %d, measured %d%n",
@@ -108,13 +111,14 @@ public final class KafkaRoundTrip {
         try (KafkaBroker broker = KafkaBroker.start(ProjectLayout.discover(),
                 KafkaBroker.Settings.in(dir.resolve("kafka-data"), dir.resolve("kafka.log")))) {
             System.out.println("broker: " + broker.bootstrapServers() + " (log " + dir.resolve("kafka.log") + ")");
-            new KafkaRoundTrip(broker.bootstrapServers(), envelope, TOPIC).run(warmup, messages, pipelined);
+            new KafkaRoundTrip(broker.bootstrapServers(), envelope, TOPIC).run(warmup, messages, pipelined,
+                    gapMillis, gapMessages);
         }
         Files.deleteIfExists(dir.resolve("kafka.log"));
         Files.deleteIfExists(dir);
     }
 
-    private void run(int warmup, int messages, int pipelinedMessages) throws Exception {
+    private void run(int warmup, int messages, int pipelinedMessages, int gapMillis, int gapMessages) throws Exception {
         createTopics();
         try (Hop hop = new Hop(topic, null, false)) {
             report("warm-up (discarded)", pingPong(hop, 0, warmup));
@@ -126,6 +130,11 @@ public final class KafkaRoundTrip {
             try (Hop roundTrip = new Hop(back, there, false)) {
                 pingPong(roundTrip, 0, warmup);
                 report("round trip (there and back)", pingPong(roundTrip, warmup, messages));
+                if (gapMillis > 0 && gapMessages > 0) {
+                    // Every process parks between messages, as between a service's walk transitions.
+                    report("round trip, " + gapMillis + " ms idle before each", pingPong(roundTrip, warmup + messages,
+                            gapMessages, gapMillis));
+                }
             }
             pipelined(hop, warmup + messages, pipelinedMessages);
         }
@@ -183,8 +192,16 @@ public final class KafkaRoundTrip {
 
     /** Sends message {@code first + i}, waits for its arrival, records send→receive nanos. */
     private long[] pingPong(Hop hop, long first, int count) throws Exception {
+        return pingPong(hop, first, count, 0);
+    }
+
+    /** The same, idle for {@code gapMillis} before each send. */
+    private long[] pingPong(Hop hop, long first, int count, int gapMillis) throws Exception {
         long[] latencies = new long[count];
         for (int i = 0; i < count; i++) {
+            if (gapMillis > 0) {
+                Thread.sleep(gapMillis);
+            }
             long sequence = first + i;
             long sentAt = System.nanoTime();
             hop.producer.send(record(hop.first, sequence, sentAt));

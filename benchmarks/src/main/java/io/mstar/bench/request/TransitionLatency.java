@@ -491,7 +491,7 @@ public final class TransitionLatency {
                    int saturationMaxTokens, int[] levels, int levelWarmupSeconds, int levelSeconds) {
         static Options parse(String[] args) {
             return new Options(option(args, "--workers", 2), option(args, "--kafka-warmup", 2_000),
-                    option(args, "--kafka-messages", 5_000), option(args, "--warmup-requests", 30),
+                    option(args, "--kafka-messages", 5_000), option(args, "--warmup-requests", 250),
                     option(args, "--requests", 200), option(args, "--max-tokens", 64),
                     option(args, "--saturation-max-tokens", 8),
                     Arrays.stream(stringOption(args, "--levels", "1,4,16,64").split(","))

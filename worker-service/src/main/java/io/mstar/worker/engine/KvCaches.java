@@ -28,10 +28,12 @@ import io.mstar.worker.kv.TokenSampler;
  * ({@link KvCacheKernel}) this worker runs, on the worker's device, sized by the model's {@code kv_cache} settings.
  * A node's pool is taken at its first batch, so a worker that never runs the node holds none. Per batch it reserves
  * each call's positions (OUT_OF_PAGES fails that call alone, which then is not run), and {@link #release} frees a
- * request's pages in every cache exactly once. Publishes {@code mstar.worker.kv.pages{node,state=used|free}}.
+ * request's pages in every cache exactly once. Publishes {@code mstar.worker.kv.pages{model,node,state=used|free}}.
  * Owned by the engine loop; gauges read values it publishes.
  */
 public final class KvCaches implements AutoCloseable {
+
+    static final String KV_PAGES = "mstar.worker.kv.pages";
 
     private static final class NodeCache {
         final KvCache cache;
@@ -141,9 +143,10 @@ public final class KvCaches implements AutoCloseable {
         NodeCache created = new NodeCache(new KvCache(device, config, kernel.bytesPerToken()));
         caches.put(key, created);
         if (registry != null) {
-            created.meters.add(Gauge.builder("mstar.worker.kv.pages", created, c -> c.used).tag("node", node)
+            // Tagged by model too: the cache is per (model, node), and two models may name a node alike.
+            created.meters.add(Gauge.builder(KV_PAGES, created, c -> c.used).tag("model", model).tag("node", node)
                     .tag("state", "used").description("KV-cache pages by state, per node").register(registry));
-            created.meters.add(Gauge.builder("mstar.worker.kv.pages", created, c -> c.free).tag("node", node)
+            created.meters.add(Gauge.builder(KV_PAGES, created, c -> c.free).tag("model", model).tag("node", node)
                     .tag("state", "free").description("KV-cache pages by state, per node").register(registry));
         }
         return created;

@@ -105,6 +105,26 @@ class KvCachesTests {
     }
 
     @Test
+    void twoModelsWithANodeOfTheSameNameReportTheirOwnPages() {
+        KvCaches two = new KvCaches(Map.of("m", new KvCacheConfig(2, 3), "n", new KvCacheConfig(2, 5)), registry);
+        try {
+            two.forward("m", "lm", new Recording(), device, List.of(call("r1", 2)));
+            two.forward("n", "lm", new Recording(), device, List.of(call("r2", 4)));
+
+            assertThat(registry.get(KvCaches.KV_PAGES).tags("model", "m", "node", "lm", "state", "used").gauge().value())
+                    .isEqualTo(1);
+            assertThat(registry.get(KvCaches.KV_PAGES).tags("model", "n", "node", "lm", "state", "used").gauge().value())
+                    .isEqualTo(2);
+            assertThat(registry.get(KvCaches.KV_PAGES).tags("model", "n", "node", "lm", "state", "free").gauge().value())
+                    .isEqualTo(3);
+        } finally {
+            two.release("r1");
+            two.release("r2");
+            two.close();
+        }
+    }
+
+    @Test
     void aModelWithoutKvCacheSettingsCannotRunAKvNode() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> caches.forward("other", "lm", new Recording(), device,
                 List.of(call("r1", 1)))).isInstanceOf(EngineException.class).hasMessageContaining("kv_cache");

@@ -36,7 +36,7 @@ public final class KafkaBroker implements AutoCloseable {
 
     private final Settings settings;
     private final int port;
-    private final ManagedProcess process;
+    private volatile ManagedProcess process;
 
     private KafkaBroker(Settings settings, int port, ManagedProcess process) {
         this.settings = settings;
@@ -158,6 +158,16 @@ public final class KafkaBroker implements AutoCloseable {
 
     public ManagedProcess process() {
         return process;
+    }
+
+    /**
+     * Stops the broker (SIGTERM, then SIGKILL after the grace period) and starts it again on the same ports and data,
+     * as a rolling restart of a one-broker cluster does; waits until it serves again.
+     */
+    public synchronized void restart() {
+        process.stop(settings.stopGrace());
+        process = ManagedProcess.start("kafka", process.command(), settings.dataDir().toAbsolutePath(), settings.logFile());
+        awaitReady();
     }
 
     /** Stops the broker (SIGTERM, then SIGKILL after the grace period) and deletes its data. */

@@ -193,6 +193,28 @@ public final class LocalStack implements AutoCloseable {
         return fresh;
     }
 
+    /** A graceful stop and start of the broker on the same ports and data; returns once it serves again. */
+    public synchronized void restartBroker() {
+        refuseWhenStopping();
+        broker.restart();
+        ProcessRecord.ofBroker(broker).write(runDir);
+    }
+
+    /** SIGKILL of the conductor, as a crashed pod; its record stays so {@code down} still finds it. */
+    public synchronized void killConductor() {
+        conductor.process().kill();
+    }
+
+    /** Starts the conductor again after {@link #killConductor}; does not wait for readiness. */
+    public synchronized ServiceProcess restartConductor() {
+        refuseWhenStopping();
+        ServiceProcess fresh = conductor.restart();
+        services.set(services.indexOf(conductor), fresh);
+        conductor = fresh;
+        ProcessRecord.ofService(fresh).write(runDir);
+        return fresh;
+    }
+
     public List<ServiceProcess> workers() {
         return List.copyOf(workers);
     }

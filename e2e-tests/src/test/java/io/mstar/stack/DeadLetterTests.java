@@ -139,9 +139,50 @@ class DeadLetterTests {
         assertThat(HttpProbe.status(worker.readinessUrl(), HTTP_TIMEOUT)).isEqualTo(200);
     }
 
+    @Test
+    void poisonOnEveryOtherTopicIsDeadLetteredByItsReceiverWhichCarriesOn() throws Exception {
+        byte[] poison = "{\"message_type\": \"no_such_type\", \"body\": {}}".getBytes(StandardCharsets.UTF_8);
+        ServiceProcess worker1 = STACK.stack().workers().get(1);
+        double worker1Before = received(worker1, "mstar_worker_messages_received_total", "conductor_heartbeat");
+        String toWorker1 = "e2e-poison-worker-1-" + System.nanoTime();
+        send(topics.worker(1), toWorker1, poison, deploymentDigest);
+        ConsumerRecord<String, byte[]> dead = awaitDeadLetter(toWorker1);
+        assertThat(ControlHeaders.text(dead.headers(), ControlHeaders.DLQ_REASON))
+                .isEqualTo(DeadLetterReason.UNKNOWN_MESSAGE_TYPE.value());
+        assertThat(ControlHeaders.text(dead.headers(), ControlHeaders.DLQ_RECEIVER)).isEqualTo("worker-1");
+        // The conductor's heartbeats after the poison record still arrive.
+        await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(250)).untilAsserted(() -> assertThat(
+                received(worker1, "mstar_worker_messages_received_total", "conductor_heartbeat")).isGreaterThan(worker1Before));
+
+        ServiceProcess conductor = STACK.stack().conductor();
+        double conductorBefore = received(conductor, "mstar_conductor_messages_received_total", "setup_done");
+        String toConductor = "e2e-poison-conductor-" + System.nanoTime();
+        send(topics.conductor(), toConductor, "not json at all".getBytes(StandardCharsets.UTF_8), deploymentDigest);
+        dead = awaitDeadLetter(toConductor);
+        assertThat(ControlHeaders.text(dead.headers(), ControlHeaders.DLQ_REASON))
+                .isEqualTo(DeadLetterReason.MALFORMED_JSON.value());
+        assertThat(ControlHeaders.text(dead.headers(), ControlHeaders.DLQ_RECEIVER)).isEqualTo("conductor");
+        assertThat(scrape(conductor).value("mstar_conductor_messages_dead_lettered_total",
+                Map.of("reason", DeadLetterReason.MALFORMED_JSON.value())))
+                .hasValueSatisfying(count -> assertThat(count).isGreaterThanOrEqualTo(1.0));
+        // The workers' SetupDone heartbeats after the poison record still arrive, and the conductor stays ready.
+        await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(250)).untilAsserted(() -> assertThat(
+                received(conductor, "mstar_conductor_messages_received_total", "setup_done")).isGreaterThan(conductorBefore));
+        assertThat(HttpProbe.status(conductor.readinessUrl(), HTTP_TIMEOUT)).isEqualTo(200);
+        assertThat(HttpProbe.status(worker1.readinessUrl(), HTTP_TIMEOUT)).isEqualTo(200);
+    }
+
+    private static double received(ServiceProcess service, String metric, String messageType) {
+        return scrape(service).value(metric, Map.of("message_type", messageType)).orElse(0.0);
+    }
+
     /** Sends to worker-0 with the headers a real conductor would attach, carrying {@code config}. */
     private void send(String key, byte[] value, ConfigDigest config) throws Exception {
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.worker(0), key, value);
+        send(topics.worker(0), key, value, config);
+    }
+
+    private void send(String topic, String key, byte[] value, ConfigDigest config) throws Exception {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, value);
         ControlHeaders.write(record.headers(), new ControlHeaders.Stamp(EntityId.CONDUCTOR, Incarnation.random(),
                 ControlHeaders.epochNanos(Clock.systemUTC()), config));
         producer.send(record).get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);

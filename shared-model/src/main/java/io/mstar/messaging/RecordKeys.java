@@ -1,5 +1,6 @@
 package io.mstar.messaging;
 
+import io.mstar.wire.ConductorHeartbeat;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.FailRequests;
 import io.mstar.wire.RequestScoped;
@@ -12,7 +13,7 @@ import io.mstar.wire.WorkerMessage;
  * The record key rule of ARCHITECTURE §3.2. Kafka orders records per partition and partitions by key, so the
  * key is what the protocol needs ordered: one request's messages (the request id); a TP group's batches for
  * one node (the node name, so {@code ScheduleTPNode} and {@code TPNoSpeculation} for it stay in
- * {@code spec_seq} order); a worker's own announcements (its id).
+ * {@code spec_seq} order); a worker's own announcements (its id); the conductor's heartbeat ("conductor").
  */
 public final class RecordKeys {
 
@@ -27,6 +28,9 @@ public final class RecordKeys {
         }
         if (body instanceof TPNoSpeculation noSpeculation) {
             return noSpeculation.nodeName();
+        }
+        if (body instanceof ConductorHeartbeat) {
+            return EntityId.CONDUCTOR.value();
         }
         if (body instanceof RequestScoped scoped) {
             return scoped.requestId();

@@ -28,6 +28,7 @@ final class BodyDecoding {
 
     static WorkerMessageBody worker(WorkerMessageType type, WireReader r) {
         switch (type) {
+            case CONDUCTOR_HEARTBEAT: return conductorHeartbeat(r);
             case DRAIN_REQUEST: return drainRequest(r);
             case INPUT_SIGNALS: return inputSignals(r);
             case NEW_REQUEST: return newRequest(r);
@@ -175,6 +176,24 @@ final class BodyDecoding {
         return new NewRequest(r.required(rid, "request_id"), r.required(ids, "partition_worker_graph_ids"),
                 r.required(toWorkers, "worker_graph_to_workers"), r.required(inputs, "initial_inputs"),
                 r.required(info, "request_info"));
+    }
+
+    static ConductorHeartbeat conductorHeartbeat(WireReader r) {
+        r.startObject();
+        Long interval = null;
+        String f;
+        while ((f = r.nextField()) != null) {
+            if (f.equals("interval_ms")) {
+                interval = r.int64();
+            } else {
+                r.skip();
+            }
+        }
+        long ms = r.required(interval, "interval_ms");
+        if (ms <= 0) {
+            throw r.error(Reason.INVALID_VALUE, "interval_ms must be positive, was " + ms);
+        }
+        return new ConductorHeartbeat(ms);
     }
 
     static RemoveRequest removeRequest(WireReader r) {

@@ -57,6 +57,8 @@ final class WireEncoder {
             str("request_id", b.requestId());
             g.writeNumberProperty("source", b.source().code());
             g.writeNumberProperty("after_tp_seq", b.afterTpSeq());
+        } else if (body instanceof ConductorHeartbeat) {
+            g.writeNumberProperty("interval_ms", ((ConductorHeartbeat) body).intervalMs());
         } else if (body instanceof DrainRequest) {
             DrainRequest b = (DrainRequest) body;
             str("request_id", b.requestId());

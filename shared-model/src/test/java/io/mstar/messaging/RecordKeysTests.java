@@ -8,6 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import io.mstar.wire.AbortRequest;
+import io.mstar.wire.ConductorHeartbeat;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.DrainRequest;
 import io.mstar.wire.FailRequests;
@@ -29,6 +30,11 @@ class RecordKeysTests {
     void tensorParallelScheduleMessagesAreKeyedByNodeName() {
         assertThat(RecordKeys.of(WorkerMessage.of(new ScheduleTPNode("llm", "decode", List.of("r-1", "r-2"), 3)))).isEqualTo("llm");
         assertThat(RecordKeys.of(WorkerMessage.of(new TPNoSpeculation("llm", "decode", 3)))).isEqualTo("llm");
+    }
+
+    @Test
+    void conductorHeartbeatIsKeyedByTheConductor() {
+        assertThat(RecordKeys.of(WorkerMessage.of(new ConductorHeartbeat(2000)))).isEqualTo("conductor");
     }
 
     @Test

@@ -65,6 +65,7 @@ final class GoldenMessages {
 
     static Map<WorkerMessageType, WorkerMessage> worker() {
         Map<WorkerMessageType, WorkerMessage> m = new EnumMap<>(WorkerMessageType.class);
+        put(m, new ConductorHeartbeat(2000));
         put(m, new DrainRequest("req-7f3a", MessageSource.TP_RANK_0));
         put(m, new InputSignals("req-7f3a", List.of(edge()), requestInfo(), "speech",
                 Set.of("llm", "vision")));

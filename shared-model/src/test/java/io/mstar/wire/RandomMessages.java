@@ -49,6 +49,7 @@ final class RandomMessages {
     WorkerMessageBody workerBody(WorkerMessageType type) {
         largeLeft = 1;
         switch (type) {
+            case CONDUCTOR_HEARTBEAT: return new ConductorHeartbeat(1 + rnd.nextInt(60_000));
             case DRAIN_REQUEST: return new DrainRequest(str(), source());
             case INPUT_SIGNALS:
                 return new InputSignals(str(), list(this::edge, 4), info(), str(), set());

@@ -46,6 +46,11 @@ class LifecycleConfiguration {
         return loop;
     }
 
+    @Bean
+    ConductorHeartbeats conductorHeartbeats(DeploymentConfig config, ConductorProperties properties, WorkerOutbox outbox) {
+        return new ConductorHeartbeats(configuredWorkers(config), properties.heartbeatInterval(), outbox);
+    }
+
     private static List<EntityId> configuredWorkers(DeploymentConfig config) {
         return config.workerOrdinals().stream().map(EntityId::worker).toList();
     }

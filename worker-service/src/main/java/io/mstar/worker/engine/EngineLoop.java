@@ -13,6 +13,7 @@ import io.mstar.loop.OwnerLoop;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Received;
+import io.mstar.wire.ConductorHeartbeat;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.SetupDone;
 import io.mstar.wire.WorkerMessage;
@@ -79,6 +80,7 @@ public final class EngineLoop implements SmartLifecycle {
     private final State state = new State();
     private final OwnerLoop<State> loop;
     private final WorkerEngine engine;
+    private final ConductorWatch conductor;
     private long nextSetupDoneNanos;
 
     /**
@@ -94,6 +96,8 @@ public final class EngineLoop implements SmartLifecycle {
         this.loop = new OwnerLoop<>(threadName(self), state, TICK, owner -> state.owner = owner, this::tick);
         this.engine = engine.apply(this::submit);
         state.engine = this.engine;
+        // Until the conductor states its heartbeat interval, assume the one workers use for theirs.
+        this.conductor = new ConductorWatch(setupDoneInterval);
     }
 
     private void submit(Runnable command) {
@@ -141,6 +145,10 @@ public final class EngineLoop implements SmartLifecycle {
             sendSetupDone();
             nextSetupDoneNanos = now + setupDoneInterval.toNanos();
         }
+        if (conductor.lostAt(now)) {
+            int dropped = engine.dropOrphans();
+            log.warn("conductor silent for {}: dropped its {} request(s) here", conductor.lossTimeout(), dropped);
+        }
         if (engine.turn(now)) {
             loop.submit(() -> { }); // more is ready: turn again without waiting for the tick
         }
@@ -166,6 +174,16 @@ public final class EngineLoop implements SmartLifecycle {
         WorkerMessageType type = received.message().messageType();
         state.handled.merge(type, 1L, Long::sum);
         log.debug("{} from {}", type.value(), received.stamp().sender());
+        if (EntityId.CONDUCTOR.equals(received.stamp().sender())
+                && conductor.heard(received.stamp().incarnation(), System.nanoTime()) == ConductorWatch.Verdict.RESTARTED) {
+            int dropped = engine.dropOrphans();
+            log.warn("conductor restarted (incarnation {}): dropped the {} request(s) its predecessor drove here",
+                    received.stamp().incarnation(), dropped);
+        }
+        if (received.message().body() instanceof ConductorHeartbeat heartbeat) {
+            conductor.expectEvery(Duration.ofMillis(heartbeat.intervalMs()));
+            return;
+        }
         engine.handle(received.message());
     }
 
@@ -173,6 +191,10 @@ public final class EngineLoop implements SmartLifecycle {
     public void deliver(WorkerMessage message) {
         loop.submit(() -> {
             state.handled.merge(message.messageType(), 1L, Long::sum);
+            if (message.body() instanceof ConductorHeartbeat heartbeat) {
+                conductor.expectEvery(Duration.ofMillis(heartbeat.intervalMs()));
+                return;
+            }
             engine.handle(message);
         });
     }

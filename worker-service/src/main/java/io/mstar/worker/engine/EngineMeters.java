@@ -33,7 +33,7 @@ public final class EngineMeters implements AutoCloseable {
         REQUESTS_QUEUED("mstar.worker.requests.queued", Meter.Type.GAUGE, null, List.of(),
                 "Requests with a node ready and waiting for a batch"),
         CANCELLATIONS("mstar.worker.cancellations", Meter.Type.COUNTER, null, List.of("reason"),
-                "Requests that stopped running here, by reason (fail, drain, remove)"),
+                "Requests that stopped running here, by reason (fail, drain, remove, conductor_lost)"),
         TRANSITION_WAIT("mstar.worker.transition.wait", Meter.Type.TIMER, "seconds", List.of("model", "walk"),
                 "A partition pass's WorkerGraphsDone sent to the next walk's InputSignals received, per next walk");
 
@@ -76,7 +76,7 @@ public final class EngineMeters implements AutoCloseable {
     }
 
     /** Cancellation reasons, all registered at zero so {@code rate()} sees them from the start. */
-    static final List<String> REASONS = List.of("fail", "drain", "remove");
+    static final List<String> REASONS = List.of("fail", "drain", "remove", "conductor_lost");
 
     private final MeterRegistry registry;
     private final List<Meter> registered = new ArrayList<>();

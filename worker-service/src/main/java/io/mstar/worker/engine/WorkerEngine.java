@@ -85,7 +85,8 @@ public final class WorkerEngine {
     private final Map<String, RequestState> requests = new LinkedHashMap<>();
     private final ReadAcks acks = new ReadAcks();
     private final Set<String> inRunningBatch = new HashSet<>();
-    private final Set<String> deferredRemovals = new HashSet<>();
+    /** Removals that arrived while their request was in the running batch: request id to cancellation reason. */
+    private final Map<String, String> deferredRemovals = new LinkedHashMap<>();
     private volatile boolean deviceHealthy = true;
     private volatile EngineSnapshot snapshot = EngineSnapshot.EMPTY;
     private long lastSnapshotNanos;
@@ -374,13 +375,30 @@ public final class WorkerEngine {
 
     private void onRemove(RequestState request) {
         if (inRunningBatch.contains(request.requestId)) {
-            deferredRemovals.add(request.requestId);
+            deferredRemovals.putIfAbsent(request.requestId, "remove");
             return;
         }
-        remove(request);
+        remove(request, "remove");
     }
 
-    private void remove(RequestState request) {
+    /**
+     * The conductor that drove every request here is gone (restarted, or silent past its loss timeout): nobody will
+     * finish, drain or remove them, so they are removed now, their tensors freed and their ids tombstoned so late
+     * peer messages are dropped. Returns how many went.
+     */
+    public int dropOrphans() {
+        List<RequestState> orphans = List.copyOf(requests.values());
+        for (RequestState request : orphans) {
+            if (inRunningBatch.contains(request.requestId)) {
+                deferredRemovals.put(request.requestId, "conductor_lost");
+            } else {
+                remove(request, "conductor_lost");
+            }
+        }
+        return orphans.size();
+    }
+
+    private void remove(RequestState request, String reason) {
         String id = request.requestId;
         scheduler.removeRequest(id);
         requests.remove(id);
@@ -395,7 +413,7 @@ public final class WorkerEngine {
         }
         data.reader().forget(id);
         releasePages(id);
-        meters.cancelled("remove");
+        meters.cancelled(reason);
     }
 
     /**
@@ -746,10 +764,10 @@ public final class WorkerEngine {
     }
 
     private void removeDeferred() {
-        for (String id : List.copyOf(deferredRemovals)) {
-            RequestState request = requests.get(id);
+        for (Map.Entry<String, String> removal : List.copyOf(deferredRemovals.entrySet())) {
+            RequestState request = requests.get(removal.getKey());
             if (request != null) {
-                remove(request);
+                remove(request, removal.getValue());
             }
         }
         deferredRemovals.clear();

@@ -86,7 +86,7 @@ class OpenAiController {
 
     // ---- embeddings ----
 
-    @PostMapping(path = "/v1/embeddings", consumes = MediaType.APPLICATION_JSON_VALUE)
+    @PostMapping(path = "/v1/embeddings")
     Mono<Embeddings.EmbeddingList> embeddings(@RequestBody EmbeddingsRequest body) {
         Validation.EmbeddingInputs plan = validation.embeddings(body);
         List<SubmitRequest> requests = new ArrayList<>(plan.inputs().size());
@@ -111,9 +111,11 @@ class OpenAiController {
     }
 
     // ---- chat ----
+    // Chat and speech answer a Flux<byte[]> whichever the form: the declared element type makes Spring write the
+    // bytes as they are (an undeclared one sends text/event-stream through its own SSE writer, as JSON).
 
-    @PostMapping(path = "/v1/chat/completions", consumes = MediaType.APPLICATION_JSON_VALUE)
-    Mono<ResponseEntity<?>> chat(@RequestBody ChatRequest body) {
+    @PostMapping(path = "/v1/chat/completions")
+    Mono<ResponseEntity<Flux<byte[]>>> chat(@RequestBody ChatRequest body) {
         Validation.Chat plan = validation.chat(body);
         String id = "chatcmpl-" + UUID.randomUUID();
         SubmitRequest request = new SubmitRequest(plan.model(), internal.textInput(plan.model(), plan.prompt()),
@@ -129,15 +131,16 @@ class OpenAiController {
                         .contentType(MediaType.TEXT_EVENT_STREAM).header("Cache-Control", "no-cache")
                         .body(ChatCompletions.stream(mapping, chunks, json::writeValueAsString)));
             }
-            return ChatCompletions.collect(mapping, chunks)
-                    .map(completion -> ResponseEntity.ok().header(REQUEST_ID_HEADER, id).body(completion));
+            return ChatCompletions.collect(mapping, chunks).map(completion -> ResponseEntity.ok()
+                    .header(REQUEST_ID_HEADER, id).contentType(MediaType.APPLICATION_JSON)
+                    .body(Flux.just(json.writeValueAsBytes(completion))));
         });
     }
 
     // ---- speech ----
 
-    @PostMapping(path = "/v1/audio/speech", consumes = MediaType.APPLICATION_JSON_VALUE)
-    Mono<ResponseEntity<?>> speech(@RequestBody SpeechRequest body) {
+    @PostMapping(path = "/v1/audio/speech")
+    Mono<ResponseEntity<Flux<byte[]>>> speech(@RequestBody SpeechRequest body) {
         Validation.SpeechInput plan = validation.speech(body);
         String id = "speech-" + UUID.randomUUID();
         SubmitRequest request = new SubmitRequest(plan.model(), internal.textInput(plan.model(), plan.input()),
@@ -151,7 +154,7 @@ class OpenAiController {
                         .body(Speech.stream(plan.format(), chunks)));
             }
             return Speech.collect(plan.format(), chunks).map(file -> ResponseEntity.ok().header(REQUEST_ID_HEADER, id)
-                    .contentType(type).contentLength(file.length).body(file));
+                    .contentType(type).contentLength(file.length).body(Flux.just(file)));
         });
     }
 

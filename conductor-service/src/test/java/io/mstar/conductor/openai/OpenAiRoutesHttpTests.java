@@ -159,6 +159,11 @@ class OpenAiRoutesHttpTests {
                 .jsonPath("$.data[0].owned_by").isEqualTo("mstar")
                 .jsonPath("$.data[0].created").isNumber()
                 .jsonPath("$.models[0].name").isEqualTo("counter");
+        web.get().uri("/openapi.json").exchange().expectStatus().isOk().expectBody()
+                .jsonPath("$.paths['/v1/embeddings'].post.requestBody").exists()
+                .jsonPath("$.paths['/v1/chat/completions'].post.responses['200'].content['text/event-stream']").exists()
+                .jsonPath("$.paths['/v1/audio/speech'].post.responses['200'].content['audio/wav']").exists()
+                .jsonPath("$.components.schemas.ModelList.properties.data").exists();
     }
 
     @Test

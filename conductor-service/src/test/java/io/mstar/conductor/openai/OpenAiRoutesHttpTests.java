@@ -70,14 +70,16 @@ import tools.jackson.databind.json.JsonMapper;
         "mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=1KB",
         "mstar.conductor.openai.embedding-models=counter", "mstar.conductor.openai.chat-models=counter",
         "mstar.conductor.openai.speech-models=counter", "mstar.conductor.openai.speech-max-tokens=1",
-        "mstar.conductor.openai.max-embedding-inputs=3"})
+        "mstar.conductor.openai.max-embedding-inputs=5", "mstar.deployment.config=" + OpenAiRoutesHttpTests.DEPLOYMENT})
 @AutoConfigureWebTestClient
 @EmbeddedKafka(partitions = 1)
 class OpenAiRoutesHttpTests {
 
     private static final EntityId W0 = EntityId.worker(0);
     private static final EntityId W1 = EntityId.worker(1);
-    private static final List<WorkerGraph> WGS = WorkerGraphSplit.split(DeploymentConfig.loadDefault(),
+    /** Counter only, at most 3 active and 1 queued request (module-relative: surefire runs in the module). */
+    static final String DEPLOYMENT = "src/test/resources/openai-routes-deployment.yaml";
+    private static final List<WorkerGraph> WGS = WorkerGraphSplit.split(DeploymentConfig.load(java.nio.file.Path.of(DEPLOYMENT)),
             ModelGraphs.of(List.of("counter")));
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final String PROMPT = "user: hi\nassistant:";
@@ -324,8 +326,14 @@ class OpenAiRoutesHttpTests {
                 + "[{\"role\":\"user\",\"content\":\"hi\"}]}", 400);
         assertThat(n.at("/error/param").asString()).isEqualTo("n");
         assertThat(n.at("/error/code").asString()).isEqualTo("invalid_input");
-        JsonNode many = postJson("/v1/embeddings", "{\"model\":\"counter\",\"input\":[\"a\",\"b\",\"c\",\"d\"]}", 400);
-        assertThat(many.at("/error/message").asString()).contains("at most 3");
+        JsonNode many = postJson("/v1/embeddings", "{\"model\":\"counter\",\"input\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\"]}", 400);
+        assertThat(many.at("/error/message").asString()).contains("at most 5");
+        // an input over the decoded-bytes limit is named, and nothing is submitted
+        JsonNode oneTooBig = postJson("/v1/embeddings", "{\"model\":\"counter\",\"input\":[\"a\",\"" + "y".repeat(300)
+                + "\"]}", 413);
+        assertThat(oneTooBig.at("/error/message").asString()).startsWith("input[1]: ");
+        assertThat(oneTooBig.at("/error/param").asString()).isEqualTo("input");
+        assertThat(loop.askRequests(RequestLifecycle::liveRequests).block()).isZero();
         JsonNode speed = postJson("/v1/audio/speech", "{\"model\":\"counter\",\"input\":\"x\",\"speed\":2}", 400);
         assertThat(speed.at("/error/param").asString()).isEqualTo("speed");
         JsonNode big = postJson("/v1/embeddings", "{\"model\":\"counter\",\"input\":\"" + "x".repeat(5000) + "\"}", 413);
@@ -339,6 +347,30 @@ class OpenAiRoutesHttpTests {
         // /v1/requests keeps problem+json
         web.post().uri("/v1/requests").contentType(MediaType.APPLICATION_JSON).bodyValue("{not json").exchange()
                 .expectStatus().isBadRequest().expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
+    }
+
+    @Test
+    void anEmbeddingsCallWhoseLastInputFindsTheQueueFullAbortsTheSubmittedOnesAndIs503() {
+        // 3 active + 1 queued fit; the fifth is refused in the same loop turn
+        Set<String> before = new HashSet<>();
+        loop.askRequests(r -> r.list(RequestState.REMOVED)).block().forEach(v -> before.add(v.requestId()));
+        var response = web.post().uri("/v1/embeddings").contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"model\":\"counter\",\"input\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}").exchange()
+                .expectStatus().isEqualTo(503).expectHeader().valueEquals("Retry-After", "1")
+                .expectBody(byte[].class).returnResult().getResponseBody();
+        JsonNode error = JSON.readTree(response);
+        assertThat(error.at("/error/code").asString()).isEqualTo("queue_full");
+        assertThat(error.at("/error/type").asString()).isEqualTo("server_error");
+        assertThat(error.at("/error/message").asString()).startsWith("input[4]: ");
+        List<RequestView> ended = new ArrayList<>(loop.askRequests(r -> r.list(RequestState.DRAINING)).block());
+        ended.addAll(loop.askRequests(r -> r.list(RequestState.REMOVED)).block());
+        List<RequestView> mine = ended.stream().filter(v -> v.requestId().startsWith("embd-")
+                && "client_cancel".equals(v.abortReason()) && !before.contains(v.requestId())).toList();
+        assertThat(mine).hasSize(4);
+        assertThat(mine).filteredOn(v -> v.state() == RequestState.DRAINING).hasSize(3);
+        mine.forEach(v -> played.add(v.requestId()));
+        assertThat(loop.askRequests(r -> r.list(RequestState.RUNNING)).block()).isEmpty();
+        assertThat(loop.askRequests(r -> r.list(RequestState.QUEUED)).block()).isEmpty();
     }
 
     @Test

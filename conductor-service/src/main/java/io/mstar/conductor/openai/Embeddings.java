@@ -3,12 +3,14 @@ package io.mstar.conductor.openai;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Base64;
+import java.util.Comparator;
 import java.util.List;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 
 import io.mstar.conductor.error.ErrorType;
 import io.mstar.conductor.output.Chunk;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SynchronousSink;
 
@@ -44,7 +46,7 @@ public final class Embeddings {
     }
 
     /** One input's chunks to its item; its failure is an {@link OpenAiException} naming the input. */
-    public static Mono<Item> item(int index, reactor.core.publisher.Flux<Chunk> chunks) {
+    public static Mono<Item> item(int index, Flux<Chunk> chunks) {
         return Mono.defer(() -> {
             float[][] vector = {null};
             int[] tokens = {0};
@@ -76,7 +78,7 @@ public final class Embeddings {
 
     /** The response of the items, in input order. */
     public static EmbeddingList list(String model, List<Item> items, String encodingFormat) {
-        List<Item> ordered = items.stream().sorted(java.util.Comparator.comparingInt(Item::index)).toList();
+        List<Item> ordered = items.stream().sorted(Comparator.comparingInt(Item::index)).toList();
         int tokens = ordered.stream().mapToInt(Item::tokens).sum();
         List<Embedding> data = ordered.stream().map(i -> new Embedding("embedding", i.index(),
                 BASE64.equals(encodingFormat) ? base64(i.vector()) : i.vector())).toList();

@@ -9,6 +9,7 @@ import java.util.Map;
 import io.mstar.conductor.api.ApiProperties;
 import io.mstar.conductor.api.SubmissionMapping;
 import io.mstar.conductor.api.SubmitRequest;
+import io.mstar.conductor.error.ConductorException;
 import io.mstar.conductor.error.ErrorType;
 import io.mstar.conductor.lifecycle.AbortReason;
 import io.mstar.conductor.lifecycle.LifecycleLoop;
@@ -75,7 +76,7 @@ final class InternalRequests {
         for (int i = 0; i < bodies.size(); i++) {
             try {
                 submissions.add(mapping.map(bodies.get(i)));
-            } catch (io.mstar.conductor.error.ConductorException e) {
+            } catch (ConductorException e) {
                 throw new OpenAiException(e.type(), param, param + "[" + i + "]: " + e.getMessage());
             }
         }
@@ -84,7 +85,7 @@ final class InternalRequests {
             for (int i = 0; i < submissions.size(); i++) {
                 try {
                     admitted.add(requests.submit(submissions.get(i)));
-                } catch (io.mstar.conductor.error.ConductorException e) {
+                } catch (ConductorException e) {
                     admitted.forEach(a -> requests.abort(a.requestId(), AbortReason.CLIENT_CANCEL));
                     throw new OpenAiException(e.type(), param, param + "[" + i + "]: " + e.getMessage());
                 }

@@ -1,5 +1,6 @@
 package io.mstar.conductor.openai;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -122,7 +123,7 @@ class OpenAiController {
                 List.of(ChatCompletions.TEXT_MODALITY), plan.maxTokens(), plan.sampling(), id, null, plan.seed(), null,
                 plan.stream());
         ChatCompletions.Plan mapping = new ChatCompletions.Plan(id, plan.model(), Instant.now().getEpochSecond(),
-                plan.maxTokens(), plan.prompt().getBytes(java.nio.charset.StandardCharsets.UTF_8).length,
+                plan.maxTokens(), plan.prompt().getBytes(StandardCharsets.UTF_8).length,
                 plan.includeUsage());
         return internal.submit(request).flatMap(admission -> {
             Flux<Chunk> chunks = watched(admission);

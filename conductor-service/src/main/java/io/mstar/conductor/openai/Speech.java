@@ -8,6 +8,7 @@ import io.mstar.conductor.error.ErrorType;
 import io.mstar.conductor.output.Chunk;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SynchronousSink;
 
 /**
  * Turns a speech request's audio chunks (modality {@code audio}, int16 mono/interleaved PCM, metadata
@@ -31,7 +32,7 @@ public final class Speech {
         return Mono.defer(() -> {
             Format[] fmt = {null};
             ByteArrayOutputStream samples = new ByteArrayOutputStream();
-            return chunks.handle((Chunk c, reactor.core.publisher.SynchronousSink<byte[]> sink) -> {
+            return chunks.handle((Chunk c, SynchronousSink<byte[]> sink) -> {
                 if (!c.terminal()) {
                     if (AUDIO_MODALITY.equals(c.modality())) {
                         fmt[0] = Format.check(fmt[0], c);

@@ -21,7 +21,6 @@ import io.mstar.conductor.error.ConductorException;
 import io.mstar.conductor.error.ErrorType;
 import io.mstar.conductor.lifecycle.AbortReason;
 import io.mstar.conductor.lifecycle.LifecycleLoop;
-import io.mstar.conductor.lifecycle.RequestLifecycle;
 import io.mstar.conductor.lifecycle.RequestView;
 import io.mstar.conductor.lifecycle.Submission;
 import io.mstar.conductor.output.Chunk;
@@ -29,7 +28,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The public API (ARCHITECTURE §11): submit, stream or collect, status, cancel, models. Handlers run on Netty
+ * The public API (ARCHITECTURE §11): submit, stream or collect, status, cancel ({@code GET /v1/models} is
+ * {@code io.mstar.conductor.openai}'s, which lists in both shapes). Handlers run on Netty
  * threads and only validate, decode and ask the lifecycle loop; they never touch request state.
  */
 @RestController
@@ -49,12 +49,6 @@ class RequestController {
     /** The non-streaming answer: every output chunk, in delivery order. */
     record Completed(@JsonProperty("request_id") String requestId, @JsonProperty("model") String model,
             @JsonProperty("status") String status, @JsonProperty("outputs") List<Chunk> outputs) {
-    }
-
-    record Models(@JsonProperty("models") List<ModelEntry> models) {
-    }
-
-    record ModelEntry(@JsonProperty("name") String name) {
     }
 
     @PostMapping(path = "/v1/requests", consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -114,12 +108,6 @@ class RequestController {
         return loop.askRequests(requests -> requests.abort(id, AbortReason.CLIENT_CANCEL)).flatMap(known -> known
                 ? Mono.just(ResponseEntity.accepted().body(Map.<String, Object>of("request_id", id, "cancelled", true)))
                 : Mono.error(notFound(id)));
-    }
-
-    @GetMapping("/v1/models")
-    Mono<Models> models() {
-        return loop.askRequests(RequestLifecycle::models)
-                .map(names -> new Models(names.stream().map(ModelEntry::new).toList()));
     }
 
     private void abortQuietly(String id, AbortReason reason) {

@@ -17,7 +17,7 @@ import io.mstar.conductor.lifecycle.Submission;
 import io.mstar.request.SamplingConfig;
 
 /** Validates a {@link SubmitRequest} and decodes its inputs into a {@link Submission}, off the loop. Stateless. */
-final class SubmissionMapping {
+public final class SubmissionMapping {
 
     static final Pattern REQUEST_ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
     static final Map<String, Integer> DTYPE_SIZES = Map.of("int8", 1, "uint8", 1, "bool", 1, "int16", 2,
@@ -26,11 +26,11 @@ final class SubmissionMapping {
 
     private final ApiProperties limits;
 
-    SubmissionMapping(ApiProperties limits) {
+    public SubmissionMapping(ApiProperties limits) {
         this.limits = limits;
     }
 
-    Submission map(SubmitRequest body) {
+    public Submission map(SubmitRequest body) {
         if (body == null) {
             throw malformed("a JSON object body is required");
         }

@@ -53,6 +53,20 @@ class PromtoolTests {
     }
 
     @Test
+    void aWrongExpectationFailsTheUnitTests(@TempDir Path dir) throws IOException, InterruptedException {
+        MonitoringFiles.writeRulesFile(chart, dir.resolve("mstar-rules.yaml"));
+        String wrong = Files.readString(TEST_FILE).replace("pod: mstar-worker-0}", "pod: mstar-worker-1}");
+        assertThat(wrong).isNotEqualTo(Files.readString(TEST_FILE));
+        Path test = Files.writeString(dir.resolve("wrong-test.yaml"), wrong);
+
+        MonitoringFiles.Run run = MonitoringFiles.run(dir, List.of(MonitoringFiles.promtool().toString(), "test", "rules",
+                test.getFileName().toString()));
+
+        assertThat(run.exitCode()).isNotZero();
+        assertThat(run.output()).contains("FAILED").contains("MstarTensorsLiveWhileIdle").contains("MstarKafkaConsumerLag");
+    }
+
+    @Test
     void everyAlertHasATestWhereItFiresAndOneWhereItStaysQuiet() throws IOException {
         JsonNode tests = MonitoringFiles.YAML.readTree(TEST_FILE.toFile());
         Set<String> fires = new TreeSet<>();

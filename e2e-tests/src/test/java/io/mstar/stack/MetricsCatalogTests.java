@@ -45,6 +45,7 @@ class MetricsCatalogTests {
     private static final Duration HTTP_TIMEOUT = Duration.ofSeconds(5);
     private static final Pattern METRIC = Pattern.compile("\\b((?:mstar|jvm|http_server|process)_[a-z0-9_]+)\\b");
     private static final String NAMESPACE = "e2e";
+    private static final Pattern SELECTOR = Pattern.compile("[a-z_:][a-z0-9_:]*\\{[^}]*\\}");
 
     @RegisterExtension
     static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2);
@@ -145,6 +146,65 @@ class MetricsCatalogTests {
         System.out.printf("MetricsCatalogTests: %d of %d dashboard queries return data from the live stack%n",
                 total - empty.size(), total);
         assertThat(empty).as("dashboard queries without data").singleElement().asString().startsWith("503s /s: ");
+    }
+
+    @Test
+    void everyAlertSelectorMatchesLiveSeriesAndNoAlertHoldsOnTheHealthyStack() throws IOException {
+        Map<String, String> alerts = alertExpressions();
+        assertThat(alerts).hasSize(6);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            for (Map.Entry<String, String> alert : alerts.entrySet()) {
+                Matcher selector = SELECTOR.matcher(alert.getValue());
+                int selectors = 0;
+                while (selector.find()) {
+                    selectors++;
+                    // The release's namespace/service matchers and the alert's own matchers select real series.
+                    assertThat(query("count(" + selector.group() + ")")).as("%s: %s", alert.getKey(), selector.group())
+                            .isNotEmpty();
+                }
+                assertThat(selectors).as(alert.getKey()).isPositive();
+            }
+        });
+        Leaks.awaitBaseline(STACK.stack(), Duration.ofSeconds(30));
+        for (Map.Entry<String, String> alert : alerts.entrySet()) {
+            assertThat(query(alert.getValue())).as("%s holds on a healthy, idle stack: %s", alert.getKey(), alert.getValue())
+                    .isEmpty();
+        }
+    }
+
+    /**
+     * The PrometheusRule template's expressions as Helm renders them for this stack: the release's selectors with
+     * this stack's namespace and Service names, thresholds from the chart's values.yaml.
+     */
+    private static Map<String, String> alertExpressions() throws IOException {
+        JsonNode values = new tools.jackson.dataformat.yaml.YAMLMapper().readTree(chartDir().resolve("values.yaml").toFile())
+                .path("metrics").path("prometheusRule");
+        Map<String, String> alerts = new java.util.LinkedHashMap<>();
+        String alert = null;
+        for (String line : Files.readAllLines(chartDir().resolve("templates/prometheusrule.yaml"))) {
+            String trimmed = line.strip();
+            if (trimmed.startsWith("- alert: ")) {
+                alert = trimmed.substring("- alert: ".length());
+            } else if (trimmed.startsWith("expr: ")) {
+                String expr = trimmed.substring("expr: ".length())
+                        .replace(" {{- $c }}", "namespace=\"" + NAMESPACE + "\", service=\"mstar-conductor\"")
+                        .replace(" {{- $w }}", "namespace=\"" + NAMESPACE + "\", service=\"mstar-worker\"");
+                Matcher value = Pattern.compile("\\{\\{ \\$pr\\.([a-zA-Z0-9.]+) \\}\\}").matcher(expr);
+                StringBuilder rendered = new StringBuilder();
+                while (value.find()) {
+                    JsonNode node = values;
+                    for (String key : value.group(1).split("\\.")) {
+                        node = node.path(key);
+                    }
+                    assertThat(node.isMissingNode()).as("values.yaml has metrics.prometheusRule.%s", value.group(1)).isFalse();
+                    value.appendReplacement(rendered, Matcher.quoteReplacement(node.asText()));
+                }
+                value.appendTail(rendered);
+                assertThat(rendered.toString()).as(alert).doesNotContain("{{");
+                alerts.put(alert, rendered.toString());
+            }
+        }
+        return alerts;
     }
 
     private void startPrometheus(LocalStack stack) throws IOException, InterruptedException {

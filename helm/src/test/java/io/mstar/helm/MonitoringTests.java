@@ -3,16 +3,9 @@ package io.mstar.helm;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Service;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.mstar.conductor.lifecycle.WorkerRegistryMeters;
-import io.mstar.messaging.ControlPlaneMeters;
-import io.mstar.messaging.EntityId;
-import io.mstar.wire.ConductorMessageType;
-import io.mstar.wire.WorkerMessageType;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
@@ -20,23 +13,21 @@ import tools.jackson.databind.json.JsonMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** ServiceMonitor, PrometheusRule and the Grafana dashboards: present when asked, and naming real series. */
+/**
+ * ServiceMonitor, PrometheusRule and the Grafana dashboards: present when asked and built from values. That each
+ * series they query is one the services export is checked against a real scrape in e2e (MetricsCatalogTests).
+ */
 class MonitoringTests {
 
-    private static final Pattern METRIC = Pattern.compile("\\b((?:mstar|jvm)_[a-z0-9_]+)\\b");
     private static final ObjectMapper JSON = JsonMapper.builder().build();
 
     @AutoClose
@@ -69,21 +60,42 @@ class MonitoringTests {
     }
 
     @Test
-    void prometheusRuleAlertsOnWorkersNotReadyAndDeadLetters() {
-        GenericKubernetesResource rule = chart.render(chart.ciValues("external-kafka-values.yaml")).generic("PrometheusRule");
+    void prometheusRuleSelectsThisReleasesSeriesAndTakesItsThresholdsFromValues(@TempDir Path dir) throws IOException {
+        Path thresholds = Files.writeString(dir.resolve("thresholds.yaml"), """
+                metrics:
+                  prometheusRule:
+                    e2eLatency: {p99Seconds: 12.5, for: 10m}
+                    consumerLag: {maxRecords: 250, for: 5m}
+                    queueGrowing: {minWaiting: 10, window: 15m, for: 5m}
+                """);
+        GenericKubernetesResource rule = chart.render(chart.ciValues("external-kafka-values.yaml"), thresholds)
+                .generic("PrometheusRule");
 
         List<Map<String, Object>> groups = rule.get("spec", "groups");
         assertThat(groups).hasSize(1);
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> rules = (List<Map<String, Object>>) groups.get(0).get("rules");
-        assertThat(rules).extracting(r -> r.get("alert")).containsExactly("MstarWorkerNotReady", "MstarMessagesDeadLettered");
-        assertThat(rules).allSatisfy(r -> assertThat(r).containsKeys("expr", "labels", "annotations"));
-        assertThat((String) rules.get(0).get("expr")).contains("mstar_conductor_workers{").contains("state!=\"ready\"")
-                .contains("namespace=\"inference\"").endsWith("> 0");
-        assertThat(rules.get(0).get("for")).isEqualTo("5m");
-        assertThat((String) rules.get(1).get("expr")).contains("mstar_(conductor|worker)_messages_dead_lettered_total").endsWith("> 0");
+        Map<String, Map<String, Object>> byName = rules.stream().collect(Collectors.toMap(r -> (String) r.get("alert"), r -> r));
+        assertThat(rules).allSatisfy(r -> {
+            assertThat(r).containsKeys("expr", "labels", "annotations");
+            String expr = (String) r.get("expr");
+            // Every series selector names the release's namespace and one of its two Services.
+            assertThat(expr).contains("namespace=\"inference\"").containsPattern("service=\"mstar-(conductor|worker)\"");
+            assertThat(expr).doesNotContain("{{").doesNotContain("<no value>");
+        });
+        assertThat((String) byName.get("MstarE2ELatencyP99OverSLO").get("expr"))
+                .startsWith("histogram_quantile(0.99, sum by (le, model) (rate(mstar_conductor_request_latency_seconds_bucket{")
+                .endsWith(") > 12.5");
+        assertThat((String) byName.get("MstarKafkaConsumerLag").get("expr")).contains("> 250 or").endsWith("> 250");
+        assertThat((String) byName.get("MstarQueueGrowing").get("expr")).contains("[15m]");
+        assertThat(byName.get("MstarWorkerNotReady").get("for")).isEqualTo("5m");
+        assertThat(byName.get("MstarE2ELatencyP99OverSLO").get("for")).isEqualTo("10m");
+        assertThat(byName.get("MstarWorkerNotReady").get("labels")).isEqualTo(Map.of("severity", "critical"));
         // Prometheus' own template syntax must survive Helm's rendering.
-        assertThat(((Map<?, ?>) rules.get(0).get("annotations")).get("description").toString()).startsWith("{{ $value }}");
+        assertThat(((Map<?, ?>) byName.get("MstarWorkerNotReady").get("annotations")).get("description").toString())
+                .startsWith("{{ $value }}");
+        assertThat(((Map<?, ?>) byName.get("MstarE2ELatencyP99OverSLO").get("annotations")).get("description").toString())
+                .contains("{{ $labels.model }}").contains("12.5 s SLO");
     }
 
     @Test
@@ -111,61 +123,16 @@ class MonitoringTests {
             assertThat(dashboard.path("title").asText()).isNotBlank();
             assertThat(dashboard.path("panels")).isNotEmpty();
             for (JsonNode panel : dashboard.path("panels")) {
+                if (panel.path("type").asText().equals("row")) {
+                    assertThat(panel.path("title").asText()).isNotBlank();
+                    continue;
+                }
                 assertThat(panel.path("targets")).as("targets of %s", panel.path("title")).isNotEmpty();
                 panel.path("targets").forEach(t -> assertThat(t.path("expr").asText()).isNotBlank());
             }
             assertThat(Files.readString(file)).doesNotContainIgnoringCase("todo").doesNotContainIgnoringCase("fixme")
                     .doesNotContainIgnoringCase("changeme");
         }
-    }
-
-    @Test
-    void everySeriesTheDashboardsAndAlertsQueryIsOneTheServicesExport() throws IOException {
-        Set<String> queried = new TreeSet<>();
-        for (Path file : dashboardFiles()) {
-            for (JsonNode panel : JSON.readTree(file.toFile()).path("panels")) {
-                panel.path("targets").forEach(t -> queried.addAll(metricNames(t.path("expr").asText())));
-            }
-        }
-        GenericKubernetesResource rule = chart.render(chart.ciValues("external-kafka-values.yaml")).generic("PrometheusRule");
-        List<Map<String, Object>> groups = rule.get("spec", "groups");
-        for (Object r : (List<?>) groups.get(0).get("rules")) {
-            String expr = (String) ((Map<?, ?>) r).get("expr");
-            // The dead-letter rule matches its two series through a __name__ regex.
-            queried.addAll(metricNames(expr.replace("mstar_(conductor|worker)_messages_dead_lettered_total",
-                    "mstar_conductor_messages_dead_lettered_total mstar_worker_messages_dead_lettered_total")));
-        }
-
-        assertThat(queried).contains("mstar_conductor_workers", "mstar_conductor_messages_received_total",
-                "mstar_conductor_messages_dead_lettered_total", "mstar_worker_messages_sent_total", "jvm_memory_used_bytes");
-        assertThat(exportedSeries()).containsAll(queried);
-    }
-
-    /** The series names the services' own meters produce in the Prometheus format. */
-    private static Set<String> exportedSeries() {
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        try (ControlPlaneMeters conductor = new ControlPlaneMeters(registry, ControlPlaneMeters.Role.CONDUCTOR);
-             ControlPlaneMeters worker = new ControlPlaneMeters(registry, ControlPlaneMeters.Role.WORKER);
-             WorkerRegistryMeters workers = new WorkerRegistryMeters(registry, List.of(EntityId.worker(0)))) {
-            List<String> toWorkers = Arrays.stream(WorkerMessageType.values()).map(WorkerMessageType::value).toList();
-            List<String> toConductor = Arrays.stream(ConductorMessageType.values()).map(ConductorMessageType::value).toList();
-            conductor.declareMessageTypes(toWorkers, toConductor);
-            worker.declareMessageTypes(toConductor, toWorkers);
-            new JvmMemoryMetrics().bindTo(registry);
-            return registry.scrape().lines().filter(l -> !l.startsWith("#") && !l.isBlank())
-                    .map(l -> l.split("[{ ]", 2)[0]).collect(Collectors.toCollection(TreeSet::new));
-        } finally {
-            registry.close();
-        }
-    }
-
-    private static List<String> metricNames(String expr) {
-        List<String> names = new ArrayList<>();
-        Matcher m = METRIC.matcher(expr);
-        while (m.find()) {
-            names.add(m.group(1));
-        }
-        return names;
     }
 
     private List<Path> dashboardFiles() throws IOException {

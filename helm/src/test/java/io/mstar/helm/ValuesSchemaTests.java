@@ -36,7 +36,13 @@ class ValuesSchemaTests {
                         "kafka.external.bootstrapServers", "kafka:9092", "kafka.external.securityProtocol", "SASL_SSL"),
                         "/kafka/external/sasl/existingSecret", "minLength: got 0, want 1"),
                 Arguments.of("short admin token", Map.of("adminToken.value", "secret"), "/adminToken/value",
-                        "minLength: got 6, want 24"));
+                        "minLength: got 6, want 24"),
+                Arguments.of("SLO above zero", Map.of("metrics.prometheusRule.e2eLatency.p99Seconds", 0),
+                        "/metrics/prometheusRule/e2eLatency/p99Seconds", "exclusiveMinimum"),
+                Arguments.of("alert duration", Map.of("metrics.prometheusRule.consumerLag.for", "five minutes"),
+                        "/metrics/prometheusRule/consumerLag/for", "does not match pattern"),
+                Arguments.of("lag threshold", Map.of("metrics.prometheusRule.consumerLag.maxRecords", 0),
+                        "/metrics/prometheusRule/consumerLag/maxRecords", "minimum: got 0, want 1"));
     }
 
     @ParameterizedTest(name = "{0}")

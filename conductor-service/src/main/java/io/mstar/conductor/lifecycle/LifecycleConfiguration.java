@@ -43,6 +43,10 @@ class LifecycleConfiguration {
             WorkerRegistry.Snapshot snapshot = loop.snapshot();
             return snapshot == null ? Map.of() : snapshot.states();
         });
+        meters.bindSilences(() -> {
+            WorkerRegistry.Snapshot snapshot = loop.snapshot();
+            return snapshot == null ? Map.of() : snapshot.silences();
+        });
         return loop;
     }
 

@@ -18,10 +18,10 @@ import io.micrometer.core.instrument.Timer;
  * <ul>
  *   <li>{@code mstar.conductor.requests} (counter; model, status, error_type): ended requests;</li>
  *   <li>{@code mstar.conductor.requests.in.flight} / {@code .queued} (gauges): admitted and waiting requests;</li>
- *   <li>{@code mstar.conductor.request.queue} (timer; model): submission to admission;</li>
- *   <li>{@code mstar.conductor.request.latency} (timer; model, status): submission to outcome (E2E);</li>
- *   <li>{@code mstar.conductor.request.first.chunk} (timer; model): submission to the first output chunk;</li>
- *   <li>{@code mstar.conductor.request.inter.chunk} (timer; model): between consecutive output chunks;</li>
+ *   <li>{@code mstar.conductor.request.queue} (timer with histogram buckets; model): submission to admission;</li>
+ *   <li>{@code mstar.conductor.request.latency} (timer with buckets; model, status): submission to outcome (E2E);</li>
+ *   <li>{@code mstar.conductor.request.first.chunk} (timer with buckets; model): submission to the first output chunk;</li>
+ *   <li>{@code mstar.conductor.request.inter.chunk} (timer with buckets; model): between consecutive output chunks;</li>
  *   <li>{@code mstar.conductor.cancellations} (counter; reason): aborts by reason;</li>
  *   <li>{@code mstar.conductor.abort.release} (timer): abort to the request's release ({@code RemoveRequest});</li>
  *   <li>{@code mstar.conductor.drain.timeouts} (counter): removals forced by the drain timeout;</li>
@@ -42,6 +42,13 @@ public final class RequestMeters implements AutoCloseable {
     public static final String ABORT_RELEASE = "mstar.conductor.abort.release";
     public static final String DRAIN_TIMEOUTS = "mstar.conductor.drain.timeouts";
     public static final String TRANSITION_OVERHEAD = "mstar.conductor.transition.overhead";
+
+    /** Bucket bounds of queue time, first chunk and end to end: 5 ms to five minutes (long generations). */
+    static final Duration[] LATENCY_BUCKETS = seconds(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+            120, 300);
+    /** Bucket bounds between chunks: 0.5 ms to 10 s. */
+    static final Duration[] CHUNK_GAP_BUCKETS = seconds(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+            0.5, 1, 2.5, 5, 10);
 
     private final MeterRegistry registry;
     private final List<Meter> registered = new ArrayList<>();
@@ -76,23 +83,23 @@ public final class RequestMeters implements AutoCloseable {
         track(Counter.builder(REQUESTS).description("Ended requests by outcome and error type")
                 .tag("model", model).tag("status", outcome.value()).tag("error_type", errorType == null ? "none" : errorType)
                 .register(registry)).increment();
-        track(Timer.builder(LATENCY).description("Submission to outcome (end to end)")
+        track(histogram(Timer.builder(LATENCY).description("Submission to outcome (end to end)"), LATENCY_BUCKETS)
                 .tag("model", model).tag("status", outcome.value()).register(registry)).record(latency);
     }
 
     void queued(String model, Duration wait) {
-        track(Timer.builder(QUEUE_TIME).description("Submission to admission").tag("model", model).register(registry))
-                .record(wait);
+        track(histogram(Timer.builder(QUEUE_TIME).description("Submission to admission"), LATENCY_BUCKETS)
+                .tag("model", model).register(registry)).record(wait);
     }
 
     void firstChunk(String model, Duration sinceSubmit) {
-        track(Timer.builder(FIRST_CHUNK).description("Submission to the first output chunk")
+        track(histogram(Timer.builder(FIRST_CHUNK).description("Submission to the first output chunk"), LATENCY_BUCKETS)
                 .tag("model", model).register(registry)).record(sinceSubmit);
     }
 
     void interChunk(String model, Duration gap) {
-        track(Timer.builder(INTER_CHUNK).description("Time between consecutive output chunks of a request")
-                .tag("model", model).register(registry)).record(gap);
+        track(histogram(Timer.builder(INTER_CHUNK).description("Time between consecutive output chunks of a request"),
+                CHUNK_GAP_BUCKETS).tag("model", model).register(registry)).record(gap);
     }
 
     void cancelled(AbortReason reason) {
@@ -111,6 +118,18 @@ public final class RequestMeters implements AutoCloseable {
         track(Timer.builder(TRANSITION_OVERHEAD)
                 .description("Last WorkerGraphsDone of a pass in to the next walk's InputSignals out")
                 .tag("model", model).tag("walk", walk).register(registry)).record(overhead);
+    }
+
+    /**
+     * Fixed buckets for the timers the dashboards and the SLO alert take quantiles of ({@code histogram_quantile}
+     * needs {@code _bucket} series): a few explicit bounds keep the series count low and the SLO on a bound.
+     */
+    private static Timer.Builder histogram(Timer.Builder builder, Duration[] buckets) {
+        return builder.serviceLevelObjectives(buckets);
+    }
+
+    private static Duration[] seconds(double... bounds) {
+        return java.util.Arrays.stream(bounds).mapToObj(s -> Duration.ofNanos(Math.round(s * 1e9))).toArray(Duration[]::new);
     }
 
     private Counter cancellationCounter(AbortReason reason) {

@@ -36,6 +36,17 @@ public final class WorkerRegistry {
             return workers.values().stream().allMatch(w -> w.state() == WorkerLifecycle.READY);
         }
 
+        /** Each worker's time since it was last heard from; workers never heard from are left out. */
+        public Map<EntityId, Duration> silences() {
+            Map<EntityId, Duration> silences = new LinkedHashMap<>();
+            workers.forEach((id, view) -> {
+                if (view.silentFor() != null) {
+                    silences.put(id, view.silentFor());
+                }
+            });
+            return silences;
+        }
+
         public Map<EntityId, WorkerLifecycle> states() {
             Map<EntityId, WorkerLifecycle> states = new LinkedHashMap<>();
             workers.forEach((id, view) -> states.put(id, view.state()));

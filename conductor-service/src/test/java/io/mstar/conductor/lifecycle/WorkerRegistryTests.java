@@ -78,6 +78,25 @@ class WorkerRegistryTests {
     }
 
     @Test
+    void heartbeatAgeIsTheSilenceAtTheLastSnapshotAndNaNBeforeTheFirstWord() {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+        SimpleMeterRegistry meterRegistry = new SimpleMeterRegistry();
+        WorkerRegistryMeters meters = new WorkerRegistryMeters(meterRegistry, List.of(W0, W1));
+        meters.bindSilences(() -> registry.snapshot(now.get()).silences());
+        registry.onSetupDone("worker-0", FIRST, SECOND);
+        now.set(SECOND + 2 * SECOND + SECOND / 2);
+
+        assertThat(meterRegistry.get(WorkerRegistryMeters.HEARTBEAT_AGE).tag("worker", "worker-0").gauge().value())
+                .isEqualTo(2.5);
+        assertThat(meterRegistry.get(WorkerRegistryMeters.HEARTBEAT_AGE).tag("worker", "worker-1").gauge().value())
+                .isNaN();
+
+        registry.onSetupDone("worker-0", FIRST, now.get());
+        assertThat(meterRegistry.get(WorkerRegistryMeters.HEARTBEAT_AGE).tag("worker", "worker-0").gauge().value())
+                .isZero();
+    }
+
+    @Test
     void aNewIncarnationIsCountedAsARestart() {
         registry.onSetupDone("worker-1", FIRST, 0);
 

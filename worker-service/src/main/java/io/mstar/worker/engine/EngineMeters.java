@@ -27,7 +27,7 @@ public final class EngineMeters implements AutoCloseable {
         BATCH_SIZE("mstar.worker.batch.size", Meter.Type.DISTRIBUTION_SUMMARY, null, List.of("model", "node"),
                 "Requests per batch, per node"),
         STEP("mstar.worker.step", Meter.Type.TIMER, "seconds", List.of("model", "node", "walk"),
-                "Kernel time of one batch, per node and walk"),
+                "Kernel time of one batch, per node and walk (histogram buckets)"),
         REQUESTS_ACTIVE("mstar.worker.requests.active", Meter.Type.GAUGE, null, List.of(),
                 "Requests known to this worker (running, draining or failed, until removed)"),
         REQUESTS_QUEUED("mstar.worker.requests.queued", Meter.Type.GAUGE, null, List.of(),
@@ -75,6 +75,14 @@ public final class EngineMeters implements AutoCloseable {
         }
     }
 
+    /**
+     * Bucket bounds of the step timer (100 µs to 10 s), so dashboards can take its quantiles; a few fixed bounds keep
+     * the series per (model, node, walk) low.
+     */
+    static final java.time.Duration[] STEP_BUCKETS = java.util.stream.DoubleStream.of(0.0001, 0.00025, 0.0005, 0.001,
+            0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
+            .mapToObj(s -> java.time.Duration.ofNanos(Math.round(s * 1e9))).toArray(java.time.Duration[]::new);
+
     /** Cancellation reasons, all registered at zero so {@code rate()} sees them from the start. */
     static final List<String> REASONS = List.of("fail", "drain", "remove", "conductor_lost");
 
@@ -108,6 +116,7 @@ public final class EngineMeters implements AutoCloseable {
                 DistributionSummary.builder(Definition.BATCH_SIZE.meterName).tags("model", model, "node", node)
                         .description(Definition.BATCH_SIZE.description).register(registry),
                 Timer.builder(Definition.STEP.meterName).tags("model", model, "node", node, "walk", walk)
+                        .serviceLevelObjectives(STEP_BUCKETS)
                         .description(Definition.STEP.description).register(registry)};
             synchronized (registered) {
                 registered.addAll(List.of(m));

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.messaging.EntityId;
 import io.mstar.tensor.TensorStore;
 import io.mstar.tensor.TensorUuids;
+import io.mstar.tensor.arena.ArenaMeters;
 import io.mstar.tensor.arena.ArenaReader;
 import io.mstar.tensor.arena.ArenaSettings;
 import io.mstar.tensor.arena.ShmArena;
@@ -30,6 +31,7 @@ public final class WorkerDataPlane implements AutoCloseable {
 
     private final Device device;
     private final ShmArena arena;
+    private final ArenaMeters arenaMeters;
     private final TensorServer server;
     private final ArenaReader arenaReader;
     private final TensorReader reader;
@@ -41,6 +43,8 @@ public final class WorkerDataPlane implements AutoCloseable {
         this.arena = new ShmArena(new ArenaSettings(settings.arenaDirectory(), self.value(),
                 settings.arenaSegment().toBytes(), settings.arenaSegments(), ArenaSettings.DEFAULT_ALIGNMENT),
                 ShmPlacementListener.of(books));
+        // mstar_worker_arena_{reserved,used}_bytes, _segments, _spilled_files: occupancy for dashboards and leak checks.
+        this.arenaMeters = new ArenaMeters(arena, registry, "worker");
         TensorPublisher publisher = new TensorPublisher(arena);
         TensorStore store = new TensorStore(books, publisher);
         String host = settings.advertisedHost().isBlank() ? localAddress() : settings.advertisedHost();
@@ -84,6 +88,7 @@ public final class WorkerDataPlane implements AutoCloseable {
 
     @Override
     public void close() {
+        arenaMeters.close();
         try {
             server.close();
         } finally {

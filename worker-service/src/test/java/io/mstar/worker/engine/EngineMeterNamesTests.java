@@ -28,6 +28,9 @@ class EngineMeterNamesTests {
         }
         assertThat(scrape).contains("mstar_worker_batches_total{model=\"counter\",node=\"step\",walk=\"decode\"} 1.0");
         assertThat(scrape).contains("mstar_worker_step_seconds_count{model=\"counter\",node=\"step\",walk=\"decode\"} 1");
+        assertThat(scrape).contains("mstar_worker_step_seconds_bucket{model=\"counter\",node=\"step\",walk=\"decode\",le=\"0.001\"} 0");
+        assertThat(scrape).contains("mstar_worker_step_seconds_bucket{model=\"counter\",node=\"step\",walk=\"decode\",le=\"0.0025\"} 1");
+        assertThat(scrape.lines().filter(l -> l.startsWith("mstar_worker_step_seconds_bucket{"))).hasSize(16);
         assertThat(scrape).contains("mstar_worker_batch_size_sum{model=\"counter\",node=\"step\"} 4.0");
         assertThat(scrape).contains("mstar_worker_transition_wait_seconds_count{model=\"counter\",walk=\"decode\"} 1");
         assertThat(scrape).contains("mstar_worker_transition_wait_seconds_sum{model=\"counter\",walk=\"decode\"} 0.003");

@@ -1,0 +1,352 @@
+package io.mstar.stack;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The dashboards and alert rules of helm/mstar query only series the running services export: a real stack serves
+ * counter requests (completed, streamed, aborted, rejected), every service's /actuator/prometheus is scraped, and
+ * each metric name in the dashboards' queries and in the PrometheusRule template must be in those scrapes. A real
+ * Prometheus (Debian's package, unpacked by helm/tools/fetch-prometheus.sh) scrapes the stack meanwhile, with the
+ * target labels the Prometheus Operator would give (namespace, service, pod): every target is up and dashboard
+ * queries, run as Grafana would run them, return the traffic.
+ */
+@Tag("kafka")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MetricsCatalogTests {
+
+    private static final Duration HTTP_TIMEOUT = Duration.ofSeconds(5);
+    private static final Pattern METRIC = Pattern.compile("\\b((?:mstar|jvm|http_server|process)_[a-z0-9_]+)\\b");
+    private static final String NAMESPACE = "e2e";
+    private static final Pattern SELECTOR = Pattern.compile("[a-z_:][a-z0-9_:]*\\{[^}]*\\}");
+
+    @RegisterExtension
+    static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2);
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(HTTP_TIMEOUT).build();
+    private MstarClient client;
+    private ManagedProcess prometheus;
+    private String prometheusUrl;
+
+    @BeforeAll
+    void startPrometheusAndSendTraffic() throws IOException, InterruptedException {
+        LocalStack stack = STACK.stack();
+        startPrometheus(stack);
+        client = new MstarClient(stack.conductor().baseUrl());
+        sendTraffic(stack);
+        Leaks.awaitBaseline(stack, Duration.ofSeconds(30));
+    }
+
+    @AfterAll
+    void stop() {
+        if (client != null) {
+            client.close();
+        }
+        if (prometheus != null) {
+            prometheus.stop(Duration.ofSeconds(10));
+            assertThat(prometheus.isAlive()).as("prometheus stopped").isFalse();
+        }
+    }
+
+    @Test
+    void everyMetricTheDashboardsAndAlertsQueryIsInTheLiveScrape() throws IOException {
+        LocalStack stack = STACK.stack();
+        Set<String> exported = new TreeSet<>();
+        exported.addAll(seriesNames(HttpProbe.body(stack.conductor().prometheusUrl(), HTTP_TIMEOUT)));
+        for (ServiceProcess worker : stack.workers()) {
+            exported.addAll(seriesNames(HttpProbe.body(worker.prometheusUrl(), HTTP_TIMEOUT)));
+        }
+        Set<String> dashboards = new TreeSet<>();
+        for (Path dashboard : dashboards()) {
+            dashboards.addAll(metricNames(Files.readString(dashboard)));
+        }
+        Set<String> rules = metricNames(Files.readString(chartDir().resolve("templates/prometheusrule.yaml")));
+
+        System.out.printf("MetricsCatalogTests: dashboards use %d metric names, alert rules %d; the stack exports %d%n",
+                dashboards.size(), rules.size(), exported.size());
+        // The extraction itself finds what it must (the regex and the files are right).
+        assertThat(dashboards).hasSizeGreaterThan(40).contains("mstar_conductor_request_latency_seconds_bucket",
+                "mstar_worker_step_seconds_bucket", "mstar_worker_arena_used_bytes", "mstar_conductor_worker_heartbeat_age_seconds",
+                "http_server_requests_seconds_count", "jvm_memory_used_bytes");
+        assertThat(rules).contains("mstar_conductor_request_latency_seconds_bucket", "mstar_conductor_requests_queued",
+                "mstar_worker_messages_dead_lettered_total", "mstar_worker_tensors_live", "mstar_conductor_workers",
+                "mstar_worker_kafka_consumer_lag_records");
+        assertThat(exported).as("dashboard metrics missing from the scrape").containsAll(dashboards);
+        assertThat(exported).as("alert-rule metrics missing from the scrape").containsAll(rules);
+    }
+
+    @Test
+    void prometheusScrapesEveryServiceAndDashboardQueriesReturnTheTraffic() throws IOException {
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            JsonNode up = query("up");
+            assertThat(up).hasSize(1 + STACK.stack().workers().size());
+            up.forEach(target -> assertThat(target.path("value").get(1).asText()).as("%s", target.path("metric")).isEqualTo("1"));
+        });
+        Map<String, List<String>> panels = panelQueries();
+
+        JsonNode ready = query(grafana(only(panels, "Ready workers").get(0)));
+        assertThat(ready).anySatisfy(s -> {
+            assertThat(s.path("metric").path("state").asText()).isEqualTo("ready");
+            assertThat(s.path("value").get(1).asDouble()).isEqualTo(2.0);
+        });
+        // Fresh traffic on series Prometheus already holds: within the 1m rate window, rates and quantiles are positive.
+        sendCompletedRequests(2);
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            JsonNode requests = query(grafana(only(panels, "Requests /s by status and error type").get(0)));
+            assertThat(requests).anySatisfy(s -> {
+                assertThat(s.path("metric").path("status").asText()).isEqualTo("completed");
+                assertThat(s.path("value").get(1).asDouble()).isPositive();
+            });
+            assertThat(requests).anySatisfy(s -> assertThat(s.path("metric").path("status").asText()).isEqualTo("aborted"));
+            JsonNode p99 = query(grafana(panels.get("End-to-end latency p50 / p99").get(1)));
+            assertThat(p99).singleElement().satisfies(s -> {
+                assertThat(s.path("metric").path("model").asText()).isEqualTo("counter");
+                assertThat(s.path("value").get(1).asDouble()).isPositive().isLessThan(60);
+            });
+        });
+        // Every other query returns series (a flat counter's rate is 0, an empty histogram's quantile NaN: still
+        // data); an empty result means a selector or a join matches nothing. The stack served no 503.
+        List<String> empty = new ArrayList<>();
+        int total = 0;
+        for (Map.Entry<String, List<String>> panel : panels.entrySet()) {
+            for (String expr : panel.getValue()) {
+                total++;
+                if (query(grafana(expr)).isEmpty()) {
+                    empty.add(panel.getKey() + ": " + expr);
+                }
+            }
+        }
+        System.out.printf("MetricsCatalogTests: %d of %d dashboard queries return data from the live stack%n",
+                total - empty.size(), total);
+        assertThat(empty).as("dashboard queries without data").singleElement().asString().startsWith("503s /s: ");
+    }
+
+    @Test
+    void everyAlertSelectorMatchesLiveSeriesAndNoAlertHoldsOnTheHealthyStack() throws IOException {
+        Map<String, String> alerts = alertExpressions();
+        assertThat(alerts).hasSize(6);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            for (Map.Entry<String, String> alert : alerts.entrySet()) {
+                Matcher selector = SELECTOR.matcher(alert.getValue());
+                int selectors = 0;
+                while (selector.find()) {
+                    selectors++;
+                    // The release's namespace/service matchers and the alert's own matchers select real series.
+                    assertThat(query("count(" + selector.group() + ")")).as("%s: %s", alert.getKey(), selector.group())
+                            .isNotEmpty();
+                }
+                assertThat(selectors).as(alert.getKey()).isPositive();
+            }
+        });
+        Leaks.awaitBaseline(STACK.stack(), Duration.ofSeconds(30));
+        for (Map.Entry<String, String> alert : alerts.entrySet()) {
+            assertThat(query(alert.getValue())).as("%s holds on a healthy, idle stack: %s", alert.getKey(), alert.getValue())
+                    .isEmpty();
+        }
+    }
+
+    /**
+     * The PrometheusRule template's expressions as Helm renders them for this stack: the release's selectors with
+     * this stack's namespace and Service names, thresholds from the chart's values.yaml.
+     */
+    private static Map<String, String> alertExpressions() throws IOException {
+        JsonNode values = new tools.jackson.dataformat.yaml.YAMLMapper().readTree(chartDir().resolve("values.yaml").toFile())
+                .path("metrics").path("prometheusRule");
+        Map<String, String> alerts = new java.util.LinkedHashMap<>();
+        String alert = null;
+        for (String line : Files.readAllLines(chartDir().resolve("templates/prometheusrule.yaml"))) {
+            String trimmed = line.strip();
+            if (trimmed.startsWith("- alert: ")) {
+                alert = trimmed.substring("- alert: ".length());
+            } else if (trimmed.startsWith("expr: ")) {
+                String expr = trimmed.substring("expr: ".length())
+                        .replace(" {{- $c }}", "namespace=\"" + NAMESPACE + "\", service=\"mstar-conductor\"")
+                        .replace(" {{- $w }}", "namespace=\"" + NAMESPACE + "\", service=\"mstar-worker\"");
+                Matcher value = Pattern.compile("\\{\\{ \\$pr\\.([a-zA-Z0-9.]+) \\}\\}").matcher(expr);
+                StringBuilder rendered = new StringBuilder();
+                while (value.find()) {
+                    JsonNode node = values;
+                    for (String key : value.group(1).split("\\.")) {
+                        node = node.path(key);
+                    }
+                    assertThat(node.isMissingNode()).as("values.yaml has metrics.prometheusRule.%s", value.group(1)).isFalse();
+                    value.appendReplacement(rendered, Matcher.quoteReplacement(node.asText()));
+                }
+                value.appendTail(rendered);
+                assertThat(rendered.toString()).as(alert).doesNotContain("{{");
+                alerts.put(alert, rendered.toString());
+            }
+        }
+        return alerts;
+    }
+
+    private void startPrometheus(LocalStack stack) throws IOException, InterruptedException {
+        Path root = ProjectLayout.discover().root();
+        Path home = root.resolve("e2e-tests/target/prometheus");
+        Process fetch = new ProcessBuilder("bash", root.resolve("helm/tools/fetch-prometheus.sh").toString(), home.toString())
+                .redirectErrorStream(true).start();
+        String fetchOutput = new String(fetch.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(fetch.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(fetch.exitValue()).as(fetchOutput).isZero();
+
+        Path dir = stack.stateDir().resolve("prometheus");
+        KafkaBroker.deleteRecursively(dir);
+        Files.createDirectories(dir.resolve("data"));
+        StringBuilder config = new StringBuilder("""
+                global:
+                  scrape_interval: 1s
+                  scrape_timeout: 1s
+                scrape_configs:
+                  - job_name: mstar
+                    metrics_path: /actuator/prometheus
+                    static_configs:
+                """);
+        config.append(target(stack.conductor(), "mstar-conductor", "mstar-conductor-0"));
+        for (int n = 0; n < stack.workers().size(); n++) {
+            config.append(target(stack.workers().get(n), "mstar-worker", "mstar-worker-" + n));
+        }
+        Files.writeString(dir.resolve("prometheus.yml"), config);
+        int port = new LoopbackPorts().orFree(0);
+        prometheusUrl = "http://127.0.0.1:" + port;
+        prometheus = ManagedProcess.start("prometheus", List.of(home.resolve("usr/bin/prometheus").toString(),
+                "--config.file=" + dir.resolve("prometheus.yml"), "--storage.tsdb.path=" + dir.resolve("data"),
+                "--storage.tsdb.retention.time=1h", "--web.listen-address=127.0.0.1:" + port), dir, dir.resolve("prometheus.log"));
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+            assertThat(prometheus.isAlive()).as("prometheus alive; log:%n%s", prometheus.logTail(20)).isTrue();
+            assertThat(HttpProbe.status(prometheusUrl + "/-/ready", HTTP_TIMEOUT)).isEqualTo(200);
+        });
+    }
+
+    /** One static target with the labels a ServiceMonitor's target would carry on Kubernetes. */
+    private static String target(ServiceProcess service, String serviceName, String pod) {
+        String hostPort = URI.create(service.baseUrl()).getAuthority();
+        return "      - targets: ['" + hostPort + "']\n"
+                + "        labels: {namespace: " + NAMESPACE + ", service: " + serviceName + ", pod: " + pod + "}\n";
+    }
+
+    private void sendCompletedRequests(int count) {
+        for (int i = 0; i < count; i++) {
+            try (MstarClient.Stream stream = client.openStream(
+                    MstarClient.counterRequest(null, List.of(1, 2, 3), 6, 18, true))) {
+                List<JsonNode> chunks = stream.readAll();
+                assertThat(chunks.get(chunks.size() - 1).path("type").asString()).isEqualTo("done");
+            }
+        }
+    }
+
+    private void sendTraffic(LocalStack stack) {
+        sendCompletedRequests(4);
+        assertThat(client.post("/v1/requests", MstarClient.counterRequest(null, List.of(4), 3, null, false).toString(),
+                Map.of()).statusCode()).isEqualTo(200);
+        // An abort mid-loop (cancellations, abort-to-release) and two rejections (400, 404).
+        String id = "metrics-abort-" + System.nanoTime();
+        try (MstarClient.Stream stream = client.openStream(MstarClient.counterRequest(id, List.of(1, 2), 4000, null, true))) {
+            int tokens = 0;
+            while (tokens < 3) {
+                JsonNode chunk = stream.next().orElseThrow(() -> new AssertionError("stream ended early"));
+                tokens += chunk.path("name").asString().equals("token") ? 1 : 0;
+            }
+            assertThat(client.post("/admin/requests/" + id + "/abort", "", MstarClient.bearer(stack.adminToken().value()))
+                    .statusCode()).isEqualTo(202);
+            List<JsonNode> rest = stream.readAll();
+            assertThat(rest.get(rest.size() - 1).path("type").asString()).isEqualTo("aborted");
+        }
+        assertThat(client.post("/v1/requests", "{\"model\": \"counter\", \"inputs\": {}}", Map.of()).statusCode()).isEqualTo(400);
+        assertThat(client.post("/v1/requests", "{\"model\": \"no-such-model\", \"inputs\": {\"tokens\": {\"tokens\": [1]}}}",
+                Map.of()).statusCode()).isEqualTo(404);
+    }
+
+    /** The result vector of an instant query. */
+    private JsonNode query(String promql) throws IOException {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(prometheusUrl + "/api/v1/query?query="
+                + URLEncoder.encode(promql, StandardCharsets.UTF_8))).timeout(HTTP_TIMEOUT).GET().build();
+        try {
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).as("%s: %s", promql, response.body()).isEqualTo(200);
+            JsonNode body = MstarClient.JSON.readTree(response.body());
+            assertThat(body.path("status").asText()).isEqualTo("success");
+            return body.path("data").path("result");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+    }
+
+    /** A dashboard expression as Grafana sends it with the variables at "All" and this stack's namespace. */
+    private static String grafana(String expr) {
+        return expr.replace("$__rate_interval", "1m").replace("$namespace", NAMESPACE).replace("$model", ".*")
+                .replace("$worker", ".*");
+    }
+
+    private static List<String> only(Map<String, List<String>> panels, String title) {
+        assertThat(panels).containsKey(title);
+        return panels.get(title);
+    }
+
+    /** Panel title to its target expressions, over every dashboard. */
+    private static Map<String, List<String>> panelQueries() throws IOException {
+        Map<String, List<String>> panels = new java.util.LinkedHashMap<>();
+        for (Path dashboard : dashboards()) {
+            for (JsonNode panel : MstarClient.JSON.readTree(dashboard.toFile()).path("panels")) {
+                List<String> exprs = new ArrayList<>();
+                panel.path("targets").forEach(t -> exprs.add(t.path("expr").asText()));
+                if (!exprs.isEmpty()) {
+                    panels.put(panel.path("title").asText(), exprs);
+                }
+            }
+        }
+        return panels;
+    }
+
+    private static Path chartDir() {
+        return ProjectLayout.discover().root().resolve("helm/mstar");
+    }
+
+    private static List<Path> dashboards() throws IOException {
+        try (Stream<Path> files = Files.list(chartDir().resolve("dashboards"))) {
+            return files.filter(f -> f.toString().endsWith(".json")).sorted().toList();
+        }
+    }
+
+    private static Set<String> metricNames(String text) {
+        Set<String> names = new TreeSet<>();
+        Matcher m = METRIC.matcher(text);
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        return names;
+    }
+
+    private static Set<String> seriesNames(String scrape) {
+        Set<String> names = new TreeSet<>();
+        scrape.lines().filter(l -> !l.startsWith("#") && !l.isBlank()).forEach(l -> names.add(l.split("[{ ]", 2)[0]));
+        return names;
+    }
+}

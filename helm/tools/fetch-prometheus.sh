@@ -18,9 +18,16 @@ trap 'rm -rf "$work"' EXIT
 # The download directory must be writable by apt's sandbox user when run as root; a warning otherwise.
 chmod 755 "$work"
 if ! (cd "$work" && apt-get download -q prometheus >"$work/apt.log" 2>&1); then
-    cat "$work/apt.log" >&2
-    echo "fetch-prometheus: 'apt-get download prometheus' failed; the package lists may be missing (apt-get update)" >&2
-    exit 1
+    # A fresh machine may have no package lists: fetch them into a private directory (no root, nothing
+    # of the system's apt state touched) and try once more with those.
+    mkdir -p "$work/lists/partial"
+    private=(-o "Dir::State::Lists=$work/lists" -o Debug::NoLocking=1)
+    if ! (cd "$work" && apt-get "${private[@]}" update -q >>"$work/apt.log" 2>&1 \
+            && apt-get "${private[@]}" download -q prometheus >>"$work/apt.log" 2>&1); then
+        cat "$work/apt.log" >&2
+        echo "fetch-prometheus: 'apt-get download prometheus' failed, also after fetching fresh package lists" >&2
+        exit 1
+    fi
 fi
 deb=$(ls "$work"/prometheus_*.deb)
 mkdir -p "$dest"

@@ -25,7 +25,7 @@ import io.mstar.worker.kv.KvCacheLayout;
  * <p>Per token at position {@code p}, per layer: {@code h = rmsnorm(x) * g}; {@code q,k,v = h Wq, h Wk, h Wv};
  * RoPE on q and k (pairs {@code (2i, 2i+1)} of each head, angle {@code p * theta^(-2i/head_dim)}); causal softmax
  * attention per head over the cache; {@code x += o Wo}; {@code x += silu(rmsnorm(x) W1) W2}. Logits:
- * {@code LOGIT_SCALE * rmsnorm(x) . embedding[v] + prior[v]} (tied embedding).
+ * {@code LOGIT_SCALE * (rmsnorm(x) Head)[v] + prior[v]}.
  */
 public final class HostLmBackend implements LmBackend {
 
@@ -136,9 +136,8 @@ public final class HostLmBackend implements LmBackend {
         float[] logits = new float[VOCAB];
         for (int v = 0; v < VOCAB; v++) {
             float s = 0f;
-            int e = o.embedding() + v * D;
             for (int i = 0; i < D; i++) {
-                s += h[i] * w[e + i];
+                s += h[i] * w[o.head() + i * VOCAB + v];
             }
             logits[v] = ToyTtsWeights.LOGIT_SCALE * s + w[o.bytePrior() + v];
         }

@@ -9,14 +9,16 @@ import io.mstar.model.ToyTtsModel;
  * index it with the same offsets.
  *
  * <p>Generator: value {@code i} of the stream is {@code (splitmix64(state += GOLDEN_GAMMA) >>> 40) / 2^24}, mapped
- * to {@code [-1, 1)}, times the tensor's scale: {@code 1/sqrt(fan_in)} for projections, 1 for the (tied)
- * embedding; norm gains are {@code 1 + 0.1 * u}. Not random-looking text is wanted but reachable EOS and
- * text-like bytes, so the output layer adds a fixed per-byte prior ({@link #bytePrior}) and the kernel an EOS ramp.
+ * to {@code [-1, 1)}, times the tensor's scale: {@code 1/sqrt(fan_in)} for projections and the output head
+ * ({@code [D, VOCAB]}, untied: a tied head mostly repeats the last token), 1 for the embedding; norm gains are
+ * {@code 1 + 0.1 * u}. Wanted are not meaningful words but text-like bytes and a reachable EOS, so the output
+ * layer adds a fixed per-byte prior ({@link #bytePrior}) and the kernel an EOS ramp.
  * Immutable after construction.
  */
 public final class ToyTtsWeights {
 
-    public static final long SEED = 0x70795F7474735FL; // "pyy_tts_" spelt loosely: any fixed value works
+    /** The generator seed; changing it changes every output of the model. */
+    public static final long SEED = 0x7E57_5EEDL;
     public static final int D = 64;
     public static final int LAYERS = 2;
     public static final int HEADS = 4;
@@ -25,8 +27,8 @@ public final class ToyTtsWeights {
     public static final int VOCAB = ToyTtsModel.VOCAB;
     public static final float ROPE_THETA = 10000f;
     public static final float NORM_EPS = 1e-5f;
-    /** Tied-embedding logits are scaled down so the prior and temperature matter. */
-    public static final float LOGIT_SCALE = 0.35f;
+    /** Output-head logits are scaled so the model's preferences and the prior both matter. */
+    public static final float LOGIT_SCALE = 3f;
     /** Every layer's K and V of one token, float32: what a KV page slot holds. */
     public static final long BYTES_PER_TOKEN = (long) LAYERS * 2 * D * Float.BYTES;
 
@@ -34,7 +36,7 @@ public final class ToyTtsWeights {
 
     /** Offsets into {@link #values()} of every tensor, in floats. */
     public record Offsets(int embedding, int[] attnNorm, int[] wq, int[] wk, int[] wv, int[] wo, int[] mlpNorm,
-            int[] w1, int[] w2, int finalNorm, int bytePrior, int invFreq, int total) {
+            int[] w1, int[] w2, int finalNorm, int head, int bytePrior, int invFreq, int total) {
     }
 
     private final float[] values;
@@ -63,6 +65,7 @@ public final class ToyTtsWeights {
             fill(w, o.w2()[l], FFN * D, (float) (1 / Math.sqrt(FFN)), 0f, state);
         }
         fill(w, o.finalNorm(), D, 0.1f, 1f, state);
+        fill(w, o.head(), D * VOCAB, (float) (1 / Math.sqrt(D)), 0f, state);
         for (int v = 0; v < VOCAB; v++) {
             w[o.bytePrior() + v] = bytePrior(v);
         }
@@ -105,11 +108,13 @@ public final class ToyTtsWeights {
         }
         int finalNorm = at;
         at += D;
+        int head = at;
+        at += D * VOCAB;
         int bytePrior = at;
         at += VOCAB;
         int invFreq = at;
         at += HEAD_DIM / 2;
-        return new Offsets(embedding, attnNorm, wq, wk, wv, wo, mlpNorm, w1, w2, finalNorm, bytePrior, invFreq, at);
+        return new Offsets(embedding, attnNorm, wq, wk, wv, wo, mlpNorm, w1, w2, finalNorm, head, bytePrior, invFreq, at);
     }
 
     /**

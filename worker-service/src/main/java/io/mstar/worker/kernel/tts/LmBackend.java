@@ -3,8 +3,8 @@ package io.mstar.worker.kernel.tts;
 import java.util.List;
 
 import io.mstar.tensor.device.Device;
-import io.mstar.worker.kv.KvCacheLayout;
 import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.worker.kv.KvCacheLayout;
 
 /**
  * Where the toy-tts transformer runs: plain Java ({@link HostLmBackend}) or CUDA ({@code CudaLmBackend}). Both

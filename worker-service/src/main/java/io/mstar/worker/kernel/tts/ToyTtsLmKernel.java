@@ -54,11 +54,6 @@ public final class ToyTtsLmKernel implements KvCacheKernel {
     }
 
     @Override
-    public int maxBatchSize() {
-        return 64;
-    }
-
-    @Override
     public int tokensToAppend(NodeCall call) {
         if (isPrefill(call)) {
             // [BOS, b0 .. b(n-2)]: the last byte is fed by the first decode step

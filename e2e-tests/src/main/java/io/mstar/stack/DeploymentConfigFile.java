@@ -72,6 +72,17 @@ final class DeploymentConfigFile {
         }
     }
 
+    /** Writes {@code yaml} as given (a test's own deployment). */
+    static Path write(Path file, String yaml) {
+        try {
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, yaml);
+            return file;
+        } catch (IOException e) {
+            throw new StackException("cannot write the deployment config " + file, e);
+        }
+    }
+
     private static String ordinals(int workers, int parity) {
         return IntStream.range(0, workers).filter(n -> n % 2 == parity)
                 .mapToObj(Integer::toString).collect(Collectors.joining(", ", "[", "]"));

@@ -56,8 +56,10 @@ public final class LocalStack implements AutoCloseable {
             settings.progress.accept("starting kafka on " + broker.bootstrapServers());
             broker.awaitReady();
 
-            Path deploymentConfig = DeploymentConfigFile.write(settings.stateDir.resolve("deployment.yaml"),
-                    settings.workers, settings.admission);
+            Path deploymentConfig = settings.deploymentYaml != null
+                    ? DeploymentConfigFile.write(settings.stateDir.resolve("deployment.yaml"), settings.deploymentYaml)
+                    : DeploymentConfigFile.write(settings.stateDir.resolve("deployment.yaml"), settings.workers,
+                            settings.admission);
             List<String> common = new ArrayList<>(List.of(
                     "--spring.kafka.bootstrap-servers=" + broker.bootstrapServers(),
                     "--mstar.deployment.config=" + deploymentConfig,
@@ -305,6 +307,7 @@ public final class LocalStack implements AutoCloseable {
         private Duration readyTimeout = Duration.ofSeconds(180);
         private Consumer<String> progress = line -> { };
         private List<String> serviceArgs = List.of();
+        private String deploymentYaml;
 
         private Builder() {
         }
@@ -359,6 +362,15 @@ public final class LocalStack implements AutoCloseable {
         /** For the broker and, separately, for all services together. */
         public Builder readyTimeout(Duration readyTimeout) {
             this.readyTimeout = readyTimeout;
+            return this;
+        }
+
+        /**
+         * The deployment config to serve instead of the generated counter one; it must place nodes only on workers
+         * {@code 0 .. workers - 1} (admission settings then come from it too).
+         */
+        public Builder deploymentYaml(String yaml) {
+            this.deploymentYaml = yaml;
             return this;
         }
 

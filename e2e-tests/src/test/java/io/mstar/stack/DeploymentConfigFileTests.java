@@ -23,10 +23,12 @@ class DeploymentConfigFileTests {
     }
 
     @Test
-    void twoWorkersDeployTheSameGraphAsTheServicesBuiltInConfigPlacement() {
+    void twoWorkersDeployTheCounterAsTheServicesBuiltInConfigPlacesIt() {
         DeploymentConfig generated = DeploymentConfig.parse(DeploymentConfigFile.yaml(2), "stack-2");
 
-        assertThat(generated.models()).isEqualTo(DeploymentConfig.loadDefault().models());
+        // the built-in config serves more models (toy-tts); the stack's generated one only the counter
+        assertThat(generated.models()).isEqualTo(DeploymentConfig.loadDefault().models().stream()
+                .filter(m -> m.name().equals("counter")).toList());
     }
 
     @Test

@@ -19,6 +19,7 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterAllCal
 
     private final int workers;
     private int[] admission;
+    private String deploymentYaml;
     private LocalStack stack;
     private List<ManagedProcess> started = List.of();
 
@@ -33,6 +34,12 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterAllCal
     /** Admission limits for this class's stack (see {@link LocalStack.Builder#admission}). */
     public LocalStackExtension admission(int maxConcurrentRequests, int maxQueuedRequests) {
         this.admission = new int[] {maxConcurrentRequests, maxQueuedRequests};
+        return this;
+    }
+
+    /** The deployment config this class's stack serves (see {@link LocalStack.Builder#deploymentYaml}). */
+    public LocalStackExtension deployment(String yaml) {
+        this.deploymentYaml = yaml;
         return this;
     }
 
@@ -57,6 +64,9 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterAllCal
                 .readyTimeout(Duration.ofSeconds(180));
         if (admission != null) {
             builder.admission(admission[0], admission[1]);
+        }
+        if (deploymentYaml != null) {
+            builder.deploymentYaml(deploymentYaml);
         }
         stack = builder.start();
         started = stack.processes();

@@ -36,11 +36,17 @@ class DeploymentConfigTests {
             """;
 
     @Test
-    void defaultResourceHasTwoWorkersAndTheCounterModel() {
+    void defaultResourceHasTwoWorkersTheCounterModelAndToyTts() {
         DeploymentConfig config = DeploymentConfig.loadDefault();
 
         assertThat(config.workerOrdinals()).containsExactly(0, 1);
-        assertThat(config.models()).extracting(ModelConfig::name).containsExactly("counter");
+        assertThat(config.models()).extracting(ModelConfig::name).contains("counter", "toy-tts");
+        assertThat(config.models().get(0).name()).isEqualTo("counter");
+        ModelConfig tts = config.models().stream().filter(m -> m.name().equals("toy-tts")).findFirst().orElseThrow();
+        assertThat(tts.kvCache()).isPresent();
+        assertThat(tts.nodeGroups()).extracting(NodeGroupConfig::nodeNames, NodeGroupConfig::workers)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("codec"), List.of(0)),
+                        org.assertj.core.groups.Tuple.tuple(List.of("lm"), List.of(1)));
         assertThat(config.models().get(0).nodeGroups())
                 .extracting(NodeGroupConfig::nodeNames, NodeGroupConfig::workers)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("embed", "offset", "detok"), List.of(0)),

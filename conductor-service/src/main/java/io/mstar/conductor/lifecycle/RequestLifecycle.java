@@ -521,6 +521,7 @@ public final class RequestLifecycle {
         while (!pending.isEmpty() && pending.get(0).readsLeft == 0) {
             ActiveRequest.PendingOutput out = pending.remove(0);
             Map<String, Object> metadata = new LinkedHashMap<>(out.metadata);
+            metadata.putAll(request.policy.chunkMetadata(out.modality, out.signal));
             TensorPointerInfo first = out.tensors.isEmpty() ? null : out.tensors.get(0);
             String dtype = first == null ? "" : first.dtype();
             metadata.put("dtype", dtype);

@@ -27,4 +27,12 @@ public interface ConductorPolicy {
 
     /** What {@code result.partition()} does after the pass; may throw {@link PolicyException}. */
     Transition next(PassResult result, PolicyRequest request);
+
+    /**
+     * Extra metadata for every delivered chunk of {@code signal} with {@code modality} (audio: sample rate and
+     * channels), added to the conductor's own keys; none by default.
+     */
+    default Map<String, Object> chunkMetadata(String modality, String signal) {
+        return Map.of();
+    }
 }

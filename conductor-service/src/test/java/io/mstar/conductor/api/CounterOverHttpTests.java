@@ -65,8 +65,10 @@ class CounterOverHttpTests {
 
     private static final EntityId W0 = EntityId.worker(0);
     private static final EntityId W1 = EntityId.worker(1);
+    /** The counter's worker graphs, numbered as the services number them (every model of the deployment split). */
     private static final List<WorkerGraph> WGS = WorkerGraphSplit.split(DeploymentConfig.loadDefault(),
-            ModelGraphs.of(List.of("counter")));
+            ModelGraphs.of(DeploymentConfig.loadDefault().models().stream().map(m -> m.name()).toList())).stream()
+            .filter(g -> g.model().equals("counter")).toList();
 
     @Autowired
     WebTestClient web;

@@ -17,6 +17,7 @@ import io.mstar.model.ModelGraphs;
 import io.mstar.tensor.TensorMeters;
 import io.mstar.tensor.device.Device;
 import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.tts.ToyTtsKernels;
 
 /** The engine loop, its engine and data plane, and what they publish. */
 @Configuration(proxyBeanMethods = false)
@@ -30,7 +31,8 @@ class EngineConfiguration {
     /** Every built-in model's kernels for the data plane's device: CUDA kernels on a GPU when this build has them. */
     @Bean
     KernelCatalog kernelCatalog(WorkerDataPlane data) {
-        return new KernelCatalog(List.of(WorkerDevices.counterKernels(data.device())));
+        return new KernelCatalog(List.of(WorkerDevices.counterKernels(data.device()),
+                ToyTtsKernels.forDevice(data.device())));
     }
 
     /** The device from {@code mstar.worker.device}; a fatal error on it reaches the engine as a DeviceException. */

@@ -64,6 +64,32 @@ final class TestConductor implements AutoCloseable {
         return publisher.publish(store, uuid);
     }
 
+    /** Stores a persisted one-dimensional input of raw little-endian {@code bytes} of {@code dtype}. */
+    TensorPointerInfo input(String requestId, byte[] bytes, String dtype, int elementSize) {
+        long uuid = uuids.next();
+        ByteBuffer direct = ByteBuffer.allocateDirect(bytes.length);
+        direct.put(bytes).flip();
+        DeviceBuffer buffer = device.allocate(bytes.length);
+        if (bytes.length > 0) {
+            device.copyFromHost(direct, buffer, 0);
+        }
+        store.putTensor(requestId, uuid, buffer, new TensorPointerInfo(uuid, List.of((long) bytes.length / elementSize),
+                List.of(1L), dtype, bytes.length, buffer.address(), server.sessionId(), "conductor"), null);
+        store.setMetadata(uuid, true, null);
+        return publisher.publish(store, uuid);
+    }
+
+    /** Reads any tensor's raw bytes from its producer. */
+    byte[] readBytes(String requestId, TensorPointerInfo info) throws Exception {
+        ByteBuffer bytes = ByteBuffer.allocateDirect((int) info.nbytes());
+        if (info.nbytes() > 0) {
+            reader.read(requestId, info, bytes).get(10, TimeUnit.SECONDS);
+        }
+        byte[] out = new byte[(int) info.nbytes()];
+        bytes.get(0, out);
+        return out;
+    }
+
     /** Reads an int32 tensor from its producer (arena or HTTP). */
     int[] read(String requestId, TensorPointerInfo info) throws Exception {
         ByteBuffer bytes = ByteBuffer.allocateDirect((int) info.nbytes()).order(ByteOrder.LITTLE_ENDIAN);

@@ -45,7 +45,8 @@ final class TestWorker implements AutoCloseable {
         this(ordinal, arenaDirectory, broker, kernelsFor, graphs, devices, Map.of());
     }
 
-    private TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, Function<Device, KernelCatalog> kernelsFor,
+    /** A worker on the device {@code devices} opens, with KV caches (a GPU test of a KV model). */
+    TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, Function<Device, KernelCatalog> kernelsFor,
             List<WorkerGraph> graphs, Supplier<Device> devices, Map<String, KvCacheConfig> kvCaches) {
         this.id = EntityId.worker(ordinal);
         DataPlaneProperties settings = new DataPlaneProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,

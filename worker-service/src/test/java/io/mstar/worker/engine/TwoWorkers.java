@@ -33,8 +33,10 @@ abstract class TwoWorkers {
     @TempDir
     Path dir;
 
+    /** The counter's worker graphs, numbered as the services number them (every model of the deployment split). */
     final List<WorkerGraph> graphs = WorkerGraphSplit.split(DeploymentConfig.loadDefault(),
-            ModelGraphs.of(List.of(CounterModel.NAME)));
+            ModelGraphs.of(DeploymentConfig.loadDefault().models().stream().map(m -> m.name()).toList())).stream()
+            .filter(g -> g.model().equals(CounterModel.NAME)).toList();
     InProcessBroker broker;
     TestConductor data;
     CounterConductor conductor;

@@ -1,0 +1,143 @@
+package io.mstar.bench.tts;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+import io.mstar.deployment.KvCacheConfig;
+import io.mstar.model.ToyTtsModel;
+import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.worker.kernel.tts.HostLmBackend;
+import io.mstar.worker.kernel.tts.LmBackend;
+import io.mstar.worker.kernel.tts.LmJob;
+import io.mstar.worker.kernel.tts.ToyTtsWeights;
+import io.mstar.worker.kernel.tts.cuda.CudaLmBackend;
+import io.mstar.worker.kv.KvCache;
+import io.mstar.worker.kv.TokenSampler;
+
+/**
+ * toy-tts decode throughput on one device: for each batch size B, B requests are prefilled together, then decoded
+ * {@code --tokens} steps as one batch per step, exactly as the worker's {@code lm} kernel does it: a backend call
+ * over the paged KV cache (every request its own page table), then per request a seeded sample
+ * ({@link TokenSampler}, temperature 0.8, top-k 40, EOS masked so every request runs to the end). Reports decode
+ * tokens/s = B * tokens / decode wall time, after a warm-up round per B; the engine, tensor transport and
+ * Kafka are not in it (those are TransitionLatency's).
+ *
+ * <p>Options: {@code --device host|cuda|auto} (auto: CUDA when a GPU is visible), {@code --batches 1,8,32},
+ * {@code --tokens 128}, {@code --prompt-bytes 32}, {@code --rounds 3} (timed rounds per batch; the best is kept).
+ */
+public final class ToyTtsDecode {
+
+    private ToyTtsDecode() {
+    }
+
+    record Result(int batch, double prefillMs, double stepMs, double tokensPerSecond) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String deviceChoice = "auto";
+        int[] batches = {1, 8, 32};
+        int tokens = 128;
+        int promptBytes = 32;
+        int rounds = 3;
+        for (int i = 0; i < args.length; i += 2) {
+            String value = args[i + 1];
+            switch (args[i]) {
+                case "--device" -> deviceChoice = value;
+                case "--batches" -> batches = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--tokens" -> tokens = Integer.parseInt(value);
+                case "--prompt-bytes" -> promptBytes = Integer.parseInt(value);
+                case "--rounds" -> rounds = Integer.parseInt(value);
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        boolean cuda = switch (deviceChoice) {
+            case "cuda" -> true;
+            case "host" -> false;
+            case "auto" -> CudaDevice.deviceCount() > 0;
+            default -> throw new IllegalArgumentException("--device host|cuda|auto, not " + deviceChoice);
+        };
+        int maxBatch = Arrays.stream(batches).max().orElse(1);
+        int pageSize = 16;
+        int pagesPerRequest = (promptBytes + tokens + pageSize) / pageSize + 1;
+        KvCacheConfig config = new KvCacheConfig(pageSize, maxBatch * pagesPerRequest);
+        ToyTtsWeights weights = ToyTtsWeights.generate();
+        try (Device device = cuda ? new CudaDevice(0) : new HostDevice(HostDevice.NAME, 256L << 20)) {
+            LmBackend backend = cuda ? new CudaLmBackend((CudaDevice) device, weights) : new HostLmBackend(weights);
+            String kernels = cuda ? "CUDA (toy_tts_kernels.cu)" : "Java (HostLmBackend)";
+            System.out.printf(Locale.ROOT, "toy-tts decode: device %s, kernels %s, d_model %d, %d layers, %d heads, "
+                    + "vocab %d, prompt %d bytes, %d tokens per request%n", device.name(), kernels, ToyTtsWeights.D,
+                    ToyTtsWeights.LAYERS, ToyTtsWeights.HEADS, ToyTtsWeights.VOCAB, promptBytes, tokens);
+            List<Result> results = new ArrayList<>();
+            try (KvCache cache = new KvCache(device, config, ToyTtsWeights.BYTES_PER_TOKEN)) {
+                for (int b : batches) {
+                    round(device, backend, cache, b, promptBytes, tokens, -1); // warm-up
+                    Result best = null;
+                    for (int r = 0; r < rounds; r++) {
+                        Result res = round(device, backend, cache, b, promptBytes, tokens, r);
+                        if (best == null || res.tokensPerSecond() > best.tokensPerSecond()) {
+                            best = res;
+                        }
+                    }
+                    results.add(best);
+                }
+            } finally {
+                if (backend instanceof CudaLmBackend c) {
+                    c.close();
+                }
+            }
+            System.out.println();
+            System.out.println("| batch | decode tokens/s | ms per decode step | prefill ms |");
+            System.out.println("|---:|---:|---:|---:|");
+            for (Result r : results) {
+                System.out.printf(Locale.ROOT, "| %d | %.0f | %.3f | %.2f |%n", r.batch(), r.tokensPerSecond(),
+                        r.stepMs(), r.prefillMs());
+            }
+        }
+    }
+
+    private static Result round(Device device, LmBackend backend, KvCache cache, int batch, int promptBytes, int tokens,
+            int round) {
+        SamplingConfig sampling = new SamplingConfig(null, 0.8, 40, 1.0, true, 1.0, 0L);
+        TokenSampler sampler = new TokenSampler();
+        List<String> ids = new ArrayList<>();
+        List<LmJob> prefill = new ArrayList<>();
+        int[] last = new int[batch];
+        for (int r = 0; r < batch; r++) {
+            String id = "bench-" + round + "-" + r;
+            ids.add(id);
+            cache.addRequest(id);
+            int[] feed = new int[promptBytes];
+            feed[0] = ToyTtsModel.BOS;
+            for (int i = 1; i < promptBytes; i++) {
+                feed[i] = 'a' + (i * 7 + r) % 26;
+            }
+            last[r] = 'a' + r % 26;
+            prefill.add(new LmJob(feed, cache.appendTokens(id, feed.length), cache.pages(id), false));
+        }
+        long t0 = System.nanoTime();
+        backend.run(device, cache.pool(), cache.layout(), prefill);
+        long t1 = System.nanoTime();
+        for (int step = 0; step < tokens; step++) {
+            List<LmJob> jobs = new ArrayList<>(batch);
+            for (int r = 0; r < batch; r++) {
+                String id = ids.get(r);
+                jobs.add(new LmJob(new int[] {last[r]}, cache.appendTokens(id, 1), cache.pages(id), true));
+            }
+            float[][] logits = backend.run(device, cache.pool(), cache.layout(), jobs);
+            for (int r = 0; r < batch; r++) {
+                float[] row = logits[r];
+                row[ToyTtsModel.EOS] = Float.NEGATIVE_INFINITY; // ignore_eos, as the kernel does
+                last[r] = sampler.sample(row, sampling, 1000L + r, jobs.get(r).sequenceLength() - 1L);
+            }
+        }
+        long t2 = System.nanoTime();
+        ids.forEach(cache::releaseRequest);
+        double decodeSeconds = (t2 - t1) / 1e9;
+        return new Result(batch, (t1 - t0) / 1e6, (t2 - t1) / 1e6 / tokens, batch * (double) tokens / decodeSeconds);
+    }
+}

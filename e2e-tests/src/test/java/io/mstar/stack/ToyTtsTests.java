@@ -1,0 +1,238 @@
+package io.mstar.stack;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.mstar.model.ToyTtsModel;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * {@code toy-tts} end to end through a real broker, the conductor and two worker processes with the model
+ * disaggregated (lm on worker 1, codec on worker 0), and once against a second stack with the model colocated on one
+ * worker: the same request and seed give byte-identical text and audio; audio chunks carry their sample rate and
+ * channels and follow the codec's window policy; EOS and max_tokens end generation; an audio-only request gets no
+ * text; aborting mid-generation leaves every process at baseline (no tensor, no KV page in use, no device byte
+ * beyond the KV pool).
+ */
+@Tag("kafka")
+class ToyTtsTests {
+
+    private static final Duration SETTLE = Duration.ofSeconds(30);
+    private static final int PAGE_SIZE = 16;
+    private static final int BYTES_PER_TOKEN = 1024;
+    static final String DISAGGREGATED = """
+            models:
+              - name: toy-tts
+                kv_cache: {page_size: 16, max_num_pages: 512}
+                node_groups:
+                  - node_names: [codec]
+                    workers: [0]
+                  - node_names: [lm]
+                    workers: [1]
+            """;
+    static final String COLOCATED = """
+            models:
+              - name: toy-tts
+                kv_cache: {page_size: 16, max_num_pages: 512}
+                node_groups:
+                  - node_names: [lm, codec]
+                    workers: [0]
+            """;
+
+    @RegisterExtension
+    static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2).deployment(DISAGGREGATED);
+
+    private static MstarClient client;
+
+    @BeforeAll
+    static void connect() {
+        client = new MstarClient(STACK.stack().conductor().baseUrl());
+    }
+
+    @AfterAll
+    static void disconnect() {
+        client.close();
+    }
+
+    @AfterEach
+    void everyProcessIsBackToBaseline() {
+        awaitBaseline(STACK.stack());
+    }
+
+    record Generated(byte[] text, byte[] audio, int audioChunks, int textChunks) {
+    }
+
+    static ObjectNode request(String id, String prompt, int maxTokens, double temperature, long seed, boolean ignoreEos) {
+        ObjectNode body = MstarClient.JSON.createObjectNode();
+        body.put("model", ToyTtsModel.NAME);
+        body.put("request_id", id);
+        body.putObject("inputs").putObject("text").put("text", prompt);
+        body.put("max_tokens", maxTokens);
+        ObjectNode sampling = body.putObject("sampling");
+        sampling.put("temperature", temperature);
+        sampling.put("top_k", 40);
+        sampling.put("top_p", 0.95);
+        sampling.put("ignore_eos", ignoreEos);
+        body.put("seed", seed);
+        body.put("stream", true);
+        return body;
+    }
+
+    static Generated generate(MstarClient c, ObjectNode body) {
+        try (MstarClient.Stream stream = c.openStream(body)) {
+            assertThat(stream.status()).isEqualTo(200);
+            List<JsonNode> chunks = stream.readAll();
+            JsonNode last = chunks.get(chunks.size() - 1);
+            assertThat(last.path("type").asString()).as("terminal of %s: %s", body.path("request_id"), last)
+                    .isEqualTo("done");
+            ByteArrayOutputStream text = new ByteArrayOutputStream();
+            ByteArrayOutputStream audio = new ByteArrayOutputStream();
+            int audioChunks = 0;
+            int textChunks = 0;
+            for (JsonNode chunk : chunks.subList(0, chunks.size() - 1)) {
+                assertThat(chunk.path("type").asString()).isEqualTo("output");
+                JsonNode meta = chunk.path("metadata");
+                if (chunk.path("name").asString().equals(ToyTtsModel.TEXT)) {
+                    assertThat(chunk.path("modality").asString()).isEqualTo("text");
+                    assertThat(meta.path("dtype").asString()).isEqualTo("int32");
+                    JsonNode data = chunk.path("data");
+                    assertThat(data.size()).isEqualTo(1);
+                    int b = data.get(0).asInt();
+                    assertThat(b).as("a byte, never a special id").isBetween(0, 255);
+                    text.write(b);
+                    textChunks++;
+                } else {
+                    assertThat(chunk.path("name").asString()).isEqualTo(ToyTtsModel.AUDIO);
+                    assertThat(chunk.path("modality").asString()).isEqualTo("audio");
+                    assertThat(meta.path("dtype").asString()).isEqualTo("int16");
+                    assertThat(meta.path("sample_rate").asInt()).isEqualTo(16000);
+                    assertThat(meta.path("channels").asInt()).isEqualTo(1);
+                    audio.writeBytes(Base64.getDecoder().decode(chunk.path("data").asString()));
+                    audioChunks++;
+                }
+            }
+            return new Generated(text.toByteArray(), audio.toByteArray(), audioChunks, textChunks);
+        }
+    }
+
+    @Test
+    void sameRequestAndSeedGiveIdenticalTextAndAudioAcrossRunsAndAColocatedStack() throws Exception {
+        String[] prompts = {"Hello there", "ünïcödé ✓", "The quick brown fox"};
+        List<Generated> first = new ArrayList<>();
+        for (int i = 0; i < prompts.length; i++) {
+            first.add(generate(client, request("same-a-" + i, prompts[i], 48, 0.8, 1000 + i, false)));
+        }
+        for (int i = 0; i < prompts.length; i++) {
+            Generated again = generate(client, request("same-b-" + i, prompts[i], 48, 0.8, 1000 + i, false));
+            assertThat(again.text()).isEqualTo(first.get(i).text());
+            assertThat(again.audio()).isEqualTo(first.get(i).audio());
+        }
+        for (Generated g : first) {
+            assertThat(g.text()).isNotEmpty();
+            assertThat(g.textChunks()).isEqualTo(g.text().length);
+            assertThat(g.audioChunks()).isEqualTo(ToyTtsModel.audioChunks(g.text().length));
+            assertThat(g.audio()).hasSize(g.text().length * ToyTtsModel.SAMPLES_PER_TOKEN * 2);
+        }
+        assertThat(generate(client, request("same-other-seed", prompts[0], 48, 0.8, 7777, false)).text())
+                .isNotEqualTo(first.get(0).text());
+
+        Path stateDir = ProjectLayout.discover().root().resolve("e2e-tests/target/e2e-stacks/ToyTtsTestsColocated");
+        KafkaBroker.deleteRecursively(stateDir);
+        try (LocalStack colocated = LocalStack.builder().stateDir(stateDir).workers(1).deploymentYaml(COLOCATED)
+                .readyTimeout(Duration.ofSeconds(180)).start();
+                MstarClient other = new MstarClient(colocated.conductor().baseUrl())) {
+            for (int i = 0; i < prompts.length; i++) {
+                Generated g = generate(other, request("colocated-" + i, prompts[i], 48, 0.8, 1000 + i, false));
+                assertThat(g.text()).as("colocated '%s'", prompts[i]).isEqualTo(first.get(i).text());
+                assertThat(g.audio()).as("colocated '%s'", prompts[i]).isEqualTo(first.get(i).audio());
+                assertThat(g.audioChunks()).isEqualTo(first.get(i).audioChunks());
+            }
+            awaitBaseline(colocated);
+        }
+    }
+
+    @Test
+    void eosEndsGenerationBeforeMaxTokensAndMaxTokensOtherwise() {
+        Generated eos = generate(client, request("eos", "Once upon a time", 1000, 0.0, 1, false));
+        assertThat(eos.text().length).as("greedy generation stopped by EOS").isBetween(1, 999);
+        Generated capped = generate(client, request("max", "Once upon a time", 7, 0.0, 1, false));
+        assertThat(capped.text()).hasSize(7).isEqualTo(java.util.Arrays.copyOf(eos.text(), 7));
+        assertThat(capped.audioChunks()).isEqualTo(ToyTtsModel.audioChunks(7));
+        Generated noEos = generate(client, request("no-eos", "hi", 37, 0.8, 2, true));
+        assertThat(noEos.text()).hasSize(37);
+        assertThat(noEos.audioChunks()).isEqualTo(ToyTtsModel.audioChunks(37));
+    }
+
+    @Test
+    void anAudioOnlyRequestGetsNoTextChunks() {
+        ObjectNode body = request("audio-only", "speak", 20, 0.8, 3, true);
+        body.putArray("outputs").add("audio");
+        Generated g = generate(client, body);
+        assertThat(g.textChunks()).isZero();
+        assertThat(g.audioChunks()).isEqualTo(ToyTtsModel.audioChunks(20));
+        assertThat(g.audio()).hasSize(20 * ToyTtsModel.SAMPLES_PER_TOKEN * 2);
+    }
+
+    @Test
+    void abortingMidGenerationLeavesBothWorkersAtBaseline() {
+        String id = "tts-abort-" + System.nanoTime();
+        try (MstarClient.Stream stream = client.openStream(request(id, "abort me", 4000, 0.8, 5, true))) {
+            assertThat(stream.status()).isEqualTo(200);
+            int text = 0;
+            int audio = 0;
+            while (text < 30 || audio < 2) {
+                JsonNode chunk = stream.next().orElseThrow(() -> new AssertionError("stream ended early"));
+                assertThat(chunk.path("type").asString()).isEqualTo("output");
+                if (chunk.path("name").asString().equals("text")) {
+                    text++;
+                } else {
+                    audio++;
+                }
+            }
+            assertThat(client.delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
+            List<JsonNode> rest = stream.readAll();
+            assertThat(rest.get(rest.size() - 1).path("type").asString()).isEqualTo("aborted");
+        }
+        // @AfterEach: both workers and the conductor at baseline
+    }
+
+    /**
+     * No live tensor or active request anywhere, no KV page in use, and a worker's device bytes exactly its KV pool
+     * (taken at the lm's first batch and kept): pages by state summed, times page size and bytes per token.
+     */
+    static void awaitBaseline(LocalStack stack) {
+        await().atMost(SETTLE).pollInterval(Duration.ofMillis(250)).untilAsserted(() -> {
+            for (ServiceProcess worker : stack.workers()) {
+                PrometheusScrape scrape = new PrometheusScrape(HttpProbe.body(worker.prometheusUrl(),
+                        Duration.ofSeconds(5)));
+                assertThat(scrape.sum("mstar_worker_tensors_live")).as("%s live tensors", worker.name()).isZero();
+                assertThat(scrape.sum("mstar_worker_requests_active")).as("%s active requests", worker.name()).isZero();
+                assertThat(scrape.value("mstar_worker_kv_pages", Map.of("state", "used")).orElse(0.0))
+                        .as("%s KV pages in use", worker.name()).isZero();
+                double poolBytes = scrape.sum("mstar_worker_kv_pages") * PAGE_SIZE * BYTES_PER_TOKEN;
+                assertThat(scrape.sum("mstar_worker_device_memory_used_bytes")).as("%s device bytes", worker.name())
+                        .isEqualTo(poolBytes);
+            }
+            PrometheusScrape conductor = new PrometheusScrape(HttpProbe.body(stack.conductor().prometheusUrl(),
+                    Duration.ofSeconds(5)));
+            assertThat(conductor.sum("mstar_conductor_tensors_live")).as("conductor live tensors").isZero();
+            assertThat(conductor.sum("mstar_conductor_requests_in_flight")).as("conductor requests").isZero();
+        });
+    }
+}

@@ -1,0 +1,241 @@
+// The toy-tts language model (io.mstar.model.ToyTtsModel, docs/toy-tts.md) on a GPU, loaded as PTX by
+// io.mstar.worker.kernel.tts.cuda.CudaLmBackend. Built by nvcc -ptx -arch=compute_90 at build time.
+//
+// The same function as the Java reference (HostLmBackend): per token, per layer, RMSNorm, Q/K/V, RoPE,
+// causal softmax attention over the request's paged KV cache, output projection, RMSNorm, SiLU MLP; then
+// the final RMSNorm and the output head plus the per-byte prior. Only float rounding differs (summation
+// order, expf/cosf/sinf); docs/toy-tts.md states the tolerance.
+//
+// Launch: one block of TTS_THREADS threads per job (request); a job feeds its tokens one after the other,
+// each attending to every earlier position and itself, so prefill and decode are the same kernel. Every
+// parameter is 64 bits wide so the host passes plain longs (CudaDevice.launch).
+
+typedef unsigned long long u64;
+
+#define TTS_D 64
+#define TTS_LAYERS 2
+#define TTS_HEADS 4
+#define TTS_HEAD_DIM 16
+#define TTS_FFN 128
+#define TTS_VOCAB 258
+#define TTS_THREADS 128
+// Positions a job may attend over: the scores of one head live in shared memory.
+#define TTS_MAX_POSITIONS 8192
+#define TTS_NORM_EPS 1e-5f
+#define TTS_LOGIT_SCALE 3.0f
+
+// The weights' flat layout, exactly ToyTtsWeights.layout(); toy_tts_layout_total lets the host check it.
+#define TTS_EMBEDDING 0
+#define TTS_LAYER0 (TTS_VOCAB * TTS_D)
+#define TTS_LAYER_SIZE (TTS_D + 4 * TTS_D * TTS_D + TTS_D + TTS_D * TTS_FFN + TTS_FFN * TTS_D)
+#define TTS_ATTN_NORM(l) (TTS_LAYER0 + (l) * TTS_LAYER_SIZE)
+#define TTS_WQ(l) (TTS_ATTN_NORM(l) + TTS_D)
+#define TTS_WK(l) (TTS_WQ(l) + TTS_D * TTS_D)
+#define TTS_WV(l) (TTS_WK(l) + TTS_D * TTS_D)
+#define TTS_WO(l) (TTS_WV(l) + TTS_D * TTS_D)
+#define TTS_MLP_NORM(l) (TTS_WO(l) + TTS_D * TTS_D)
+#define TTS_W1(l) (TTS_MLP_NORM(l) + TTS_D)
+#define TTS_W2(l) (TTS_W1(l) + TTS_D * TTS_FFN)
+#define TTS_FINAL_NORM (TTS_LAYER0 + TTS_LAYERS * TTS_LAYER_SIZE)
+#define TTS_HEAD (TTS_FINAL_NORM + TTS_D)
+#define TTS_PRIOR (TTS_HEAD + TTS_D * TTS_VOCAB)
+#define TTS_INV_FREQ (TTS_PRIOR + TTS_VOCAB)
+#define TTS_TOTAL (TTS_INV_FREQ + TTS_HEAD_DIM / 2)
+
+// Floats of one token's slot: every layer's K then V.
+#define TTS_SLOT_FLOATS (TTS_LAYERS * 2 * TTS_D)
+// Ints per job in the job table: token offset, token count, first position, page-table offset, logits row (-1: none).
+#define TTS_JOB_INTS 5
+
+extern "C" __global__ void toy_tts_layout_total(u64 out) {
+    *reinterpret_cast<long long *>(out) = TTS_TOTAL;
+}
+
+// Sum of v over the block; every thread gets it. scratch holds 32 floats; ends synchronized.
+__device__ float tts_block_sum(float v, float *scratch) {
+    for (int o = 16; o > 0; o >>= 1) {
+        v += __shfl_xor_sync(0xffffffff, v, o);
+    }
+    int warp = threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    __syncthreads();
+    if (lane == 0) {
+        scratch[warp] = v;
+    }
+    __syncthreads();
+    float total = 0.f;
+    for (int w = 0; w < blockDim.x / 32; w++) {
+        total += scratch[w];
+    }
+    __syncthreads();
+    return total;
+}
+
+__device__ float tts_block_max(float v, float *scratch) {
+    for (int o = 16; o > 0; o >>= 1) {
+        v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, o));
+    }
+    int warp = threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    __syncthreads();
+    if (lane == 0) {
+        scratch[warp] = v;
+    }
+    __syncthreads();
+    float m = -INFINITY;
+    for (int w = 0; w < blockDim.x / 32; w++) {
+        m = fmaxf(m, scratch[w]);
+    }
+    __syncthreads();
+    return m;
+}
+
+// out = x / sqrt(mean(x^2) + eps) * gain, over TTS_D values.
+__device__ void tts_rmsnorm(const float *x, const float *gain, float *out, float *scratch) {
+    float part = threadIdx.x < TTS_D ? x[threadIdx.x] * x[threadIdx.x] : 0.f;
+    float ss = tts_block_sum(part, scratch);
+    float inv = 1.0f / sqrtf(ss / TTS_D + TTS_NORM_EPS);
+    if (threadIdx.x < TTS_D) {
+        out[threadIdx.x] = x[threadIdx.x] * inv * gain[threadIdx.x];
+    }
+    __syncthreads();
+}
+
+// out[c] (+)= sum_r in[r] * m[r * cols + c]; adjacent threads read adjacent columns.
+__device__ void tts_matvec(const float *in, int rows, const float *m, int cols, float *out, bool accumulate) {
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        float s = 0.f;
+        for (int r = 0; r < rows; r++) {
+            s += in[r] * m[r * cols + c];
+        }
+        out[c] = accumulate ? out[c] + s : s;
+    }
+    __syncthreads();
+}
+
+__device__ void tts_rope(float *v, const float *invFreq, int pos) {
+    int half = TTS_HEAD_DIM / 2;
+    for (int t = threadIdx.x; t < TTS_HEADS * half; t += blockDim.x) {
+        int head = t / half;
+        int i = t % half;
+        float angle = pos * invFreq[i];
+        float c = cosf(angle);
+        float s = sinf(angle);
+        int a = head * TTS_HEAD_DIM + 2 * i;
+        float x0 = v[a];
+        float x1 = v[a + 1];
+        v[a] = x0 * c - x1 * s;
+        v[a + 1] = x0 * s + x1 * c;
+    }
+    __syncthreads();
+}
+
+__device__ float *tts_slot(char *pool, const int *pages, int pos, u64 pageSize) {
+    u64 page = (u64)pages[pos / pageSize];
+    u64 slot = (u64)(pos % pageSize);
+    u64 bytesPerToken = TTS_SLOT_FLOATS * sizeof(float);
+    return reinterpret_cast<float *>(pool + page * pageSize * bytesPerToken + slot * bytesPerToken);
+}
+
+// One block per job. jobs: TTS_JOB_INTS ints per job; tokens and pageTables: the jobs' ids and page tables
+// concatenated; logits: rows of TTS_VOCAB floats for the jobs that want them.
+extern "C" __global__ void toy_tts_forward(u64 weightsAddr, u64 poolAddr, u64 jobsAddr, u64 tokensAddr,
+                                           u64 pageTablesAddr, u64 logitsAddr, u64 pageSize) {
+    __shared__ float x[TTS_D];
+    __shared__ float h[TTS_D];
+    __shared__ float q[TTS_D];
+    __shared__ float att[TTS_D];
+    __shared__ float u[TTS_FFN];
+    __shared__ float kv[2 * TTS_D];
+    __shared__ float scores[TTS_MAX_POSITIONS];
+    __shared__ float scratch[32];
+
+    const float *w = reinterpret_cast<const float *>(weightsAddr);
+    char *pool = reinterpret_cast<char *>(poolAddr);
+    const int *job = reinterpret_cast<const int *>(jobsAddr) + blockIdx.x * TTS_JOB_INTS;
+    const int *tokens = reinterpret_cast<const int *>(tokensAddr) + job[0];
+    int count = job[1];
+    int first = job[2];
+    const int *pages = reinterpret_cast<const int *>(pageTablesAddr) + job[3];
+    int logitsRow = job[4];
+    const float scale = 1.0f / sqrtf((float)TTS_HEAD_DIM);
+
+    for (int t = 0; t < count; t++) {
+        int pos = first + t;
+        int token = tokens[t];
+        for (int i = threadIdx.x; i < TTS_D; i += blockDim.x) {
+            x[i] = w[TTS_EMBEDDING + token * TTS_D + i];
+        }
+        __syncthreads();
+        for (int l = 0; l < TTS_LAYERS; l++) {
+            tts_rmsnorm(x, w + TTS_ATTN_NORM(l), h, scratch);
+            tts_matvec(h, TTS_D, w + TTS_WQ(l), TTS_D, q, false);
+            tts_matvec(h, TTS_D, w + TTS_WK(l), TTS_D, kv, false);
+            tts_matvec(h, TTS_D, w + TTS_WV(l), TTS_D, kv + TTS_D, false);
+            tts_rope(q, w + TTS_INV_FREQ, pos);
+            tts_rope(kv, w + TTS_INV_FREQ, pos);
+            float *mine = tts_slot(pool, pages, pos, pageSize) + l * 2 * TTS_D;
+            for (int i = threadIdx.x; i < 2 * TTS_D; i += blockDim.x) {
+                mine[i] = kv[i];
+            }
+            __threadfence_block();
+            __syncthreads();
+            for (int head = 0; head < TTS_HEADS; head++) {
+                int hOff = head * TTS_HEAD_DIM;
+                float localMax = -INFINITY;
+                for (int j = threadIdx.x; j <= pos; j += blockDim.x) {
+                    const float *k = tts_slot(pool, pages, j, pageSize) + l * 2 * TTS_D + hOff;
+                    float s = 0.f;
+                    for (int i = 0; i < TTS_HEAD_DIM; i++) {
+                        s += q[hOff + i] * k[i];
+                    }
+                    s *= scale;
+                    scores[j] = s;
+                    localMax = fmaxf(localMax, s);
+                }
+                float max = tts_block_max(localMax, scratch);
+                float localSum = 0.f;
+                for (int j = threadIdx.x; j <= pos; j += blockDim.x) {
+                    float e = expf(scores[j] - max);
+                    scores[j] = e;
+                    localSum += e;
+                }
+                float sum = tts_block_sum(localSum, scratch);
+                // 8 threads per output dimension, each over every 8th position, reduced by shuffles
+                int dim = threadIdx.x / 8;
+                int part = threadIdx.x % 8;
+                float acc = 0.f;
+                for (int j = part; j <= pos; j += 8) {
+                    const float *v = tts_slot(pool, pages, j, pageSize) + l * 2 * TTS_D + TTS_D + hOff;
+                    acc += scores[j] * v[dim];
+                }
+                for (int o = 4; o > 0; o >>= 1) {
+                    acc += __shfl_xor_sync(0xffffffff, acc, o);
+                }
+                if (part == 0) {
+                    att[hOff + dim] = acc / sum;
+                }
+                __syncthreads();
+            }
+            tts_matvec(att, TTS_D, w + TTS_WO(l), TTS_D, x, true);
+            tts_rmsnorm(x, w + TTS_MLP_NORM(l), h, scratch);
+            tts_matvec(h, TTS_D, w + TTS_W1(l), TTS_FFN, u, false);
+            for (int i = threadIdx.x; i < TTS_FFN; i += blockDim.x) {
+                u[i] = u[i] / (1.f + expf(-u[i]));
+            }
+            __syncthreads();
+            tts_matvec(u, TTS_FFN, w + TTS_W2(l), TTS_D, x, true);
+        }
+    }
+    if (logitsRow >= 0 && count > 0) {
+        tts_rmsnorm(x, w + TTS_FINAL_NORM, h, scratch);
+        float *out = reinterpret_cast<float *>(logitsAddr) + (u64)logitsRow * TTS_VOCAB;
+        for (int v = threadIdx.x; v < TTS_VOCAB; v += blockDim.x) {
+            float s = 0.f;
+            for (int i = 0; i < TTS_D; i++) {
+                s += h[i] * w[TTS_HEAD + i * TTS_VOCAB + v];
+            }
+            out[v] = TTS_LOGIT_SCALE * s + w[TTS_PRIOR + v];
+        }
+    }
+}

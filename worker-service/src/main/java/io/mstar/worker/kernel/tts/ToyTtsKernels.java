@@ -1,0 +1,57 @@
+package io.mstar.worker.kernel.tts;
+
+import java.util.Map;
+import java.util.function.Supplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.mstar.model.ToyTtsModel;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.worker.kernel.ModelKernels;
+import io.mstar.worker.kernel.tts.cuda.CudaLmBackend;
+import io.mstar.worker.streaming.SlidingWindowChunkPolicy;
+
+/**
+ * The toy-tts model's kernels: {@code lm} over a {@link LmBackend} and the {@code codec}, whose input stream is cut
+ * in sliding windows of {@value ToyTtsModel#CODEC_WINDOW} tokens advancing by {@value ToyTtsModel#CODEC_STRIDE}.
+ */
+public final class ToyTtsKernels {
+
+    private static final Logger log = LoggerFactory.getLogger(ToyTtsKernels.class);
+
+    private ToyTtsKernels() {
+    }
+
+    /**
+     * The kernels for a worker's device: {@code lm} on CUDA on a {@link CudaDevice} when this build carries the PTX,
+     * else in Java (on a GPU through host copies: correct, slow). Nothing is built or uploaded until a worker runs
+     * {@code lm} for the first time, so a worker the deployment gives no toy-tts node holds no weights.
+     */
+    public static ModelKernels forDevice(Device device) {
+        if (device instanceof CudaDevice cuda) {
+            if (CudaLmBackend.available()) {
+                log.info("kernels: toy-tts lm on CUDA ({}) when first used", cuda.name());
+                return with(() -> new CudaLmBackend(cuda, ToyTtsWeights.generate()));
+            }
+            log.warn("{}; toy-tts runs host kernels on {}", CudaLmBackend.unavailableReason().orElse(
+                    "toy-tts CUDA kernels unavailable"), cuda.name());
+        }
+        return host();
+    }
+
+    /** Everything in plain Java: runs on any device through its copies. */
+    public static ModelKernels host() {
+        return with(() -> new HostLmBackend(ToyTtsWeights.generate()));
+    }
+
+    /** {@code lm} on the backend {@code backend} makes at first use; the codec in Java. */
+    public static ModelKernels with(Supplier<LmBackend> backend) {
+        return new ModelKernels(ToyTtsModel.NAME, Map.of(
+                ToyTtsModel.LM, new ToyTtsLmKernel(backend),
+                ToyTtsModel.CODEC, new ToyTtsCodecKernel()),
+                Map.of(ToyTtsModel.NEW_TOKEN, new SlidingWindowChunkPolicy(ToyTtsModel.CODEC_WINDOW,
+                        ToyTtsModel.CODEC_STRIDE)));
+    }
+}

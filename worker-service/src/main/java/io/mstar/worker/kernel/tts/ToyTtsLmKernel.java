@@ -1,0 +1,206 @@
+package io.mstar.worker.kernel.tts;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import io.mstar.model.ToyTtsModel;
+import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.DeviceException;
+import io.mstar.worker.kernel.Int32Tensors;
+import io.mstar.worker.kernel.KernelException;
+import io.mstar.worker.kernel.KvCacheKernel;
+import io.mstar.worker.kernel.KvStep;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeResult;
+import io.mstar.worker.kernel.Tensor;
+import io.mstar.worker.kv.KvCacheException;
+import io.mstar.worker.kv.StopCriteria;
+import io.mstar.worker.kv.StopReason;
+
+/**
+ * The toy-tts {@code lm} node in both of its walks ({@link ToyTtsModel}): in {@code prefill} it feeds
+ * {@code [BOS, prompt bytes but the last]} into the KV cache and carries the last byte as {@code state}; in
+ * {@code decode} it feeds {@code state[0]}, samples the next token with the request's sampling config and pass seed
+ * ({@link KvStep#sample}), and emits it, or on EOS persists {@code stopped} and finishes the loop (the
+ * {@link StopCriteria} of the model's EOS). The transformer itself is the {@link LmBackend}'s (host or CUDA); the
+ * backend is made on first use, so a worker that never runs {@code lm} never builds the weights.
+ *
+ * <p>Logits from the backend get, before sampling: the EOS ramp {@code EOS_RAMP * (generated - EOS_ONSET)} (EOS
+ * grows likelier with every token; with {@code ignore_eos} EOS is masked instead, so a benchmark runs to
+ * {@code max_tokens}). A bad input or unusable logits fail that request only.
+ */
+public final class ToyTtsLmKernel implements KvCacheKernel {
+
+    /** EOS logit added per token generated so far, from {@link #EOS_ONSET} tokens on (negative before). */
+    public static final float EOS_RAMP = 0.4f;
+    public static final int EOS_ONSET = 24;
+
+    private final Supplier<LmBackend> backendFactory;
+    private LmBackend backend;
+
+    public ToyTtsLmKernel(Supplier<LmBackend> backendFactory) {
+        this.backendFactory = backendFactory;
+    }
+
+    @Override
+    public long bytesPerToken() {
+        return ToyTtsWeights.BYTES_PER_TOKEN;
+    }
+
+    @Override
+    public int tokensToAppend(NodeCall call) {
+        if (isPrefill(call)) {
+            // [BOS, b0 .. b(n-2)]: the last byte is fed by the first decode step
+            return (int) call.input(ToyTtsModel.TEXT_INPUT).elementCount();
+        }
+        return 1;
+    }
+
+    private static boolean isPrefill(NodeCall call) {
+        return call.inputs().containsKey(ToyTtsModel.TEXT_INPUT);
+    }
+
+    /** The EOS ramp for the token sampled after {@code generated} tokens. */
+    public static float eosBias(int generated) {
+        return EOS_RAMP * (generated - EOS_ONSET);
+    }
+
+    @Override
+    public List<NodeResult> forward(Device device, List<NodeCall> batch, List<KvStep> steps) {
+        NodeResult[] results = new NodeResult[batch.size()];
+        List<Integer> admitted = new ArrayList<>();
+        List<LmJob> jobs = new ArrayList<>();
+        List<int[]> states = new ArrayList<>();
+        for (int i = 0; i < batch.size(); i++) {
+            NodeCall call = batch.get(i);
+            KvStep step = steps.get(i);
+            try {
+                int[] feed;
+                int[] state;
+                if (isPrefill(call)) {
+                    int[] prompt = bytes(device, call.input(ToyTtsModel.TEXT_INPUT));
+                    feed = new int[prompt.length];
+                    if (prompt.length > 0) {
+                        feed[0] = ToyTtsModel.BOS;
+                        System.arraycopy(prompt, 0, feed, 1, prompt.length - 1);
+                    }
+                    state = new int[] {prompt.length == 0 ? ToyTtsModel.BOS : prompt[prompt.length - 1], 0};
+                } else {
+                    state = Int32Tensors.read(device, call.input(ToyTtsModel.STATE));
+                    if (state.length != 2 || state[0] < 0 || state[0] >= ToyTtsModel.EOS || state[1] < 0) {
+                        throw new KernelException(KernelException.Reason.BAD_INPUT,
+                                "state must be [token, generated] with a byte or BOS token");
+                    }
+                    feed = new int[] {state[0]};
+                }
+                if (feed.length != step.count()) {
+                    throw new KernelException(KernelException.Reason.BAD_INPUT, "fed " + feed.length
+                            + " tokens for " + step.count() + " reserved positions");
+                }
+                jobs.add(new LmJob(feed, step.firstPosition(), step.cache().pages(call.requestId()),
+                        !isPrefill(call)));
+                states.add(state);
+                admitted.add(i);
+            } catch (KernelException e) {
+                results[i] = NodeResult.failed(e.getMessage());
+            }
+        }
+        if (backend == null && !jobs.isEmpty()) {
+            backend = backendFactory.get();
+        }
+        float[][] logits = jobs.isEmpty() ? new float[0][]
+                : backend.run(device, steps.get(0).cache().pool(), steps.get(0).cache().layout(), jobs);
+        List<Tensor> made = new ArrayList<>();
+        try {
+            for (int j = 0; j < admitted.size(); j++) {
+                int i = admitted.get(j);
+                NodeCall call = batch.get(i);
+                int[] state = states.get(j);
+                if (isPrefill(call)) {
+                    results[i] = NodeResult.of(outputs(device, Map.of(ToyTtsModel.STATE, state), made));
+                    continue;
+                }
+                try {
+                    results[i] = decode(device, call, steps.get(i), state, logits[j], made);
+                } catch (KvCacheException | KernelException e) {
+                    results[i] = NodeResult.failed(e.getMessage());
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            made.forEach(t -> free(device, t, e));
+            throw e;
+        }
+        return List.of(results);
+    }
+
+    private NodeResult decode(Device device, NodeCall call, KvStep step, int[] state, float[] logits,
+            List<Tensor> made) {
+        SamplingConfig sampling = step.sampling();
+        int generated = state[1];
+        float[] row = logits.clone();
+        if (sampling.ignoreEos()) {
+            row[ToyTtsModel.EOS] = Float.NEGATIVE_INFINITY;
+        } else {
+            row[ToyTtsModel.EOS] += eosBias(generated);
+        }
+        int token = step.sample(row);
+        StopReason reason = StopCriteria.of(Set.of(ToyTtsModel.EOS), call.info().maxTokens(), sampling)
+                .check(token, generated + 1);
+        Map<String, int[]> values = new LinkedHashMap<>();
+        if (reason == StopReason.EOS) {
+            values.put(ToyTtsModel.STATE, new int[] {token, generated});
+            values.put(ToyTtsModel.STOPPED, new int[] {token});
+            return NodeResult.of(outputs(device, values, made), true);
+        }
+        values.put(ToyTtsModel.STATE, new int[] {token, generated + 1});
+        values.put(ToyTtsModel.TEXT, new int[] {token});
+        values.put(ToyTtsModel.NEW_TOKEN, new int[] {generated, token});
+        // max_tokens: the conductor gives no more iterations anyway; finishing says so to the loop as well
+        return NodeResult.of(outputs(device, values, made), reason == StopReason.MAX_TOKENS);
+    }
+
+    private static Map<String, Tensor> outputs(Device device, Map<String, int[]> values, List<Tensor> made) {
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        values.forEach((name, v) -> {
+            Tensor t = Int32Tensors.write(device, v);
+            made.add(t);
+            out.put(name, t);
+        });
+        return out;
+    }
+
+    private static void free(Device device, Tensor t, Throwable cause) {
+        try {
+            device.free(t.buffer());
+        } catch (DeviceException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    /** The prompt's bytes (uint8) as ids 0..255. */
+    static int[] bytes(Device device, Tensor tensor) {
+        if (!ToyTtsModel.INPUT_DTYPE.equals(tensor.dtype())) {
+            throw new KernelException(KernelException.Reason.BAD_INPUT, "text: expected uint8, got " + tensor.dtype());
+        }
+        int n = Math.toIntExact(tensor.elementCount());
+        if (n > ToyTtsModel.MAX_PROMPT_BYTES) {
+            throw new KernelException(KernelException.Reason.BAD_INPUT, "prompt of " + n + " bytes is over "
+                    + ToyTtsModel.MAX_PROMPT_BYTES);
+        }
+        ByteBuffer buffer = ByteBuffer.allocateDirect(n);
+        if (n > 0) {
+            device.copyToHost(tensor.buffer(), 0, buffer);
+        }
+        int[] out = new int[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = buffer.get(i) & 0xFF;
+        }
+        return out;
+    }
+}

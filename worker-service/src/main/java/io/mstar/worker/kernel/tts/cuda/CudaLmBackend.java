@@ -1,0 +1,193 @@
+package io.mstar.worker.kernel.tts.cuda;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Optional;
+
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.tensor.device.DeviceException;
+import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.worker.kernel.tts.LmBackend;
+import io.mstar.worker.kernel.tts.LmJob;
+import io.mstar.worker.kernel.tts.ToyTtsWeights;
+import io.mstar.worker.kv.KvCacheLayout;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+
+/**
+ * The toy-tts transformer on a GPU ({@code src/main/cuda/toy_tts_kernels.cu}): one launch per batch, one block per
+ * job, K/V written and read in the KV pool on the device through each job's page table, logits copied back for the
+ * jobs that want them. The weights are uploaded once, at construction, into one device buffer that lives until
+ * {@link #close()} (the worker's life). Per batch it allocates one scratch buffer (job table, tokens, page tables,
+ * logits) and frees it before returning. The logits copy synchronizes the stream, so the pool holds the new K/V
+ * when {@link #run} returns and a device fault surfaces here. Owned by the engine loop, like its device.
+ */
+public final class CudaLmBackend implements LmBackend, AutoCloseable {
+
+    static final String PTX_RESOURCE = "toy_tts_kernels.ptx";
+    static final String NO_PTX_REASON = "toy-tts CUDA kernels unavailable: this build has no PTX (nvcc was not on the PATH)";
+    static final String FORWARD = "toy_tts_forward";
+    static final String LAYOUT_TOTAL = "toy_tts_layout_total";
+    /** The kernel's block size: its attention splits 16 dimensions over 8 threads each. */
+    static final int THREADS = 128;
+    /** Positions one job may attend over (one head's scores fit the kernel's shared memory). */
+    public static final int MAX_POSITIONS = 8192;
+    private static final int JOB_INTS = 5;
+
+    private final CudaDevice device;
+    private final CUfunction forward;
+    private DeviceBuffer weights;
+
+    /** Loads the kernels into {@code device} and uploads the weights. */
+    public CudaLmBackend(CudaDevice device, ToyTtsWeights model) {
+        String ptx = ptx();
+        if (ptx == null) {
+            throw new DeviceException(DeviceException.Reason.INVALID_ARGUMENT, device.name(), NO_PTX_REASON);
+        }
+        this.device = device;
+        CUmodule module = device.loadModule(ptx);
+        this.forward = device.function(module, FORWARD);
+        checkLayout(device.function(module, LAYOUT_TOTAL), model);
+        float[] values = model.values();
+        ByteBuffer bytes = ByteBuffer.allocateDirect(values.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        bytes.asFloatBuffer().put(values);
+        DeviceBuffer buffer = device.allocate(bytes.capacity());
+        try {
+            device.copyFromHost(bytes, buffer, 0);
+        } catch (RuntimeException e) {
+            device.free(buffer);
+            throw e;
+        }
+        this.weights = buffer;
+    }
+
+    /** The .cu file hard-codes the layout; a weights class that changed without it would compute garbage. */
+    private void checkLayout(CUfunction layoutTotal, ToyTtsWeights model) {
+        DeviceBuffer out = device.allocate(Long.BYTES);
+        try {
+            device.launch(layoutTotal, 1, 1, out.address());
+            ByteBuffer total = ByteBuffer.allocateDirect(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            device.copyToHost(out, 0, total);
+            if (total.getLong(0) != model.offsets().total()) {
+                throw new IllegalStateException("toy_tts_kernels.cu lays out " + total.getLong(0)
+                        + " weights, ToyTtsWeights " + model.offsets().total());
+            }
+        } finally {
+            device.free(out);
+        }
+    }
+
+    /** Whether this build carries the kernels' PTX (a GPU is still needed to run them). */
+    public static boolean available() {
+        return unavailableReason().isEmpty();
+    }
+
+    public static Optional<String> unavailableReason() {
+        return CudaLmBackend.class.getResource(PTX_RESOURCE) == null ? Optional.of(NO_PTX_REASON) : Optional.empty();
+    }
+
+    @Override
+    public float[][] run(Device on, DeviceBuffer pool, KvCacheLayout layout, List<LmJob> jobs) {
+        if (on != device || weights == null) {
+            throw new IllegalArgumentException("toy-tts CUDA backend is bound to " + device.name() + (weights == null
+                    ? " and closed" : ", not " + on.name()));
+        }
+        if (layout.bytesPerToken() != ToyTtsWeights.BYTES_PER_TOKEN) {
+            throw new IllegalArgumentException("KV slots of " + layout.bytesPerToken() + " bytes, the kernel writes "
+                    + ToyTtsWeights.BYTES_PER_TOKEN);
+        }
+        int tokens = 0;
+        int pageEntries = 0;
+        int rows = 0;
+        for (LmJob job : jobs) {
+            if (job.sequenceLength() > MAX_POSITIONS) {
+                throw new IllegalArgumentException("a sequence of " + job.sequenceLength() + " positions is over the "
+                        + MAX_POSITIONS + " the CUDA kernel attends over");
+            }
+            tokens += job.tokens().length;
+            pageEntries += job.pages().length;
+            rows += job.wantLogits() ? 1 : 0;
+        }
+        int ints = jobs.size() * JOB_INTS + tokens + pageEntries;
+        long logitsOffset = align(ints * 4L);
+        long bytes = logitsOffset + (long) rows * ToyTtsWeights.VOCAB * Float.BYTES;
+        ByteBuffer host = ByteBuffer.allocateDirect(ints * 4).order(ByteOrder.LITTLE_ENDIAN);
+        int tokenAt = jobs.size() * JOB_INTS;
+        int pageAt = tokenAt + tokens;
+        int row = 0;
+        int t = tokenAt;
+        int p = pageAt;
+        for (int j = 0; j < jobs.size(); j++) {
+            LmJob job = jobs.get(j);
+            host.putInt((j * JOB_INTS) * 4, t - tokenAt);
+            host.putInt((j * JOB_INTS + 1) * 4, job.tokens().length);
+            host.putInt((j * JOB_INTS + 2) * 4, job.firstPosition());
+            host.putInt((j * JOB_INTS + 3) * 4, p - pageAt);
+            host.putInt((j * JOB_INTS + 4) * 4, job.wantLogits() ? row++ : -1);
+            for (int id : job.tokens()) {
+                host.putInt(t++ * 4, id);
+            }
+            for (int page : job.pages()) {
+                host.putInt(p++ * 4, page);
+            }
+        }
+        float[][] logits = new float[jobs.size()][];
+        if (jobs.isEmpty()) {
+            return logits;
+        }
+        DeviceBuffer scratch = device.allocate(bytes);
+        try {
+            device.copyFromHost(host, scratch, 0);
+            long base = scratch.address();
+            device.launch(forward, jobs.size(), THREADS, weights.address(), pool.address(), base,
+                    base + tokenAt * 4L, base + pageAt * 4L, base + logitsOffset, layout.pageSize());
+            ByteBuffer out = ByteBuffer.allocateDirect(Math.max(1, rows * ToyTtsWeights.VOCAB * Float.BYTES))
+                    .order(ByteOrder.LITTLE_ENDIAN);
+            if (rows > 0) {
+                device.copyToHost(scratch, logitsOffset, out);
+            } else {
+                device.synchronize();
+            }
+            row = 0;
+            for (int j = 0; j < jobs.size(); j++) {
+                if (jobs.get(j).wantLogits()) {
+                    float[] r = new float[ToyTtsWeights.VOCAB];
+                    out.asFloatBuffer().get(row * ToyTtsWeights.VOCAB, r);
+                    logits[j] = r;
+                    row++;
+                }
+            }
+            return logits;
+        } finally {
+            device.free(scratch);
+        }
+    }
+
+    private static long align(long bytes) {
+        return (bytes + 255) / 256 * 256;
+    }
+
+    /** Frees the weights; later runs fail. */
+    @Override
+    public void close() {
+        if (weights != null) {
+            DeviceBuffer w = weights;
+            weights = null;
+            device.free(w);
+        }
+    }
+
+    static String ptx() {
+        try (InputStream in = CudaLmBackend.class.getResourceAsStream(PTX_RESOURCE)) {
+            return in == null ? null : new String(in.readAllBytes(), StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

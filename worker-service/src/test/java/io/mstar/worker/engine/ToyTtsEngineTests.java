@@ -1,0 +1,177 @@
+package io.mstar.worker.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.mstar.model.ToyTtsModel;
+import io.mstar.request.SamplingConfig;
+import io.mstar.worker.kernel.tts.ToyTtsKernels;
+import io.mstar.worker.kernel.tts.ToyTtsSynth;
+
+/**
+ * toy-tts end to end through two real worker engines (in-process broker, real tensor transport, real KV caches),
+ * disaggregated (lm on worker 1, codec on worker 0) and colocated (both on worker 0): the same request and seed give
+ * byte-identical text and audio across runs, deployments and batch companions; EOS and max_tokens each end the
+ * loop; the codec's chunks follow the sliding-window policy and join into the whole stream's synthesis; an abort
+ * mid-generation leaves both workers at baseline (checked when each harness closes).
+ */
+class ToyTtsEngineTests {
+
+    static final SamplingConfig SAMPLED = new SamplingConfig(null, 0.8, 40, 0.95, false, 1.0, 0L);
+    static final SamplingConfig GREEDY = new SamplingConfig(null, 0.0, 0, 1.0, false, 1.0, 0L);
+    static final SamplingConfig NO_EOS = new SamplingConfig(null, 0.8, 0, 1.0, true, 1.0, 0L);
+
+    @TempDir
+    Path dir;
+
+    record Req(String prompt, int maxTokens, SamplingConfig sampling, long seed) {
+        byte[] bytes() {
+            return prompt.getBytes(StandardCharsets.UTF_8);
+        }
+    }
+
+    record Out(byte[] text, byte[] audio, int chunks, boolean stopped) {
+    }
+
+    private static Out out(TtsHarness.Run run) {
+        assertThat(run.failure).as(run.id).isNull();
+        return new Out(run.textBytes(), run.audioBytes(), run.audio.size(), run.stopped);
+    }
+
+    /** Starts every request at once (so the engines batch them), pumps to the end, answers outputs in order. */
+    private static List<Out> runAll(TtsHarness h, String tag, List<Req> reqs) throws Exception {
+        for (int i = 0; i < reqs.size(); i++) {
+            Req r = reqs.get(i);
+            h.start(tag + "-" + i, r.bytes(), r.maxTokens(), r.sampling(), r.seed());
+        }
+        h.pumpUntilRemoved();
+        List<Out> outs = new ArrayList<>();
+        for (int i = 0; i < reqs.size(); i++) {
+            outs.add(out(h.runs.get(tag + "-" + i)));
+        }
+        return outs;
+    }
+
+    @Test
+    void sameRequestAndSeedGiveIdenticalTextAndAudioAcrossRunsDeploymentsAndBatches() throws Exception {
+        long seed = Long.getLong("mstar.test.seed", System.nanoTime());
+        System.out.println("[seed] ToyTtsEngineTests runs with -Dmstar.test.seed=" + seed);
+        Random random = new Random(seed);
+        List<Req> reqs = new ArrayList<>();
+        String[] prompts = {"Hello there", "a", "", "The quick brown fox", "ünïcödé ✓"};
+        for (String p : prompts) {
+            reqs.add(new Req(p, 8 + random.nextInt(60), SAMPLED, random.nextLong()));
+        }
+        reqs.add(new Req("greedy one", 90, GREEDY, 1L));
+
+        List<Out> disaggregated;
+        List<Out> again;
+        try (TtsHarness h = new TtsHarness(dir.resolve("d"), TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
+            disaggregated = runAll(h, "batched", reqs);
+            again = new ArrayList<>();
+            for (int i = 0; i < reqs.size(); i++) { // one at a time: other batch companions (none)
+                Req r = reqs.get(i);
+                again.add(out(h.run("alone-" + i, r.bytes(), r.maxTokens(), r.sampling(), r.seed())));
+            }
+        }
+        List<Out> colocated;
+        try (TtsHarness h = new TtsHarness(dir.resolve("c"), TtsHarness.COLOCATED, d -> ToyTtsKernels.host())) {
+            colocated = runAll(h, "colocated", reqs);
+        }
+
+        for (int i = 0; i < reqs.size(); i++) {
+            Req r = reqs.get(i);
+            Out o = disaggregated.get(i);
+            String what = "request " + i + " '" + r.prompt() + "'";
+            assertThat(o.text()).as(what).isNotEmpty();
+            assertThat(again.get(i).text()).as(what + " alone").isEqualTo(o.text());
+            assertThat(again.get(i).audio()).as(what + " alone").isEqualTo(o.audio());
+            assertThat(colocated.get(i).text()).as(what + " colocated").isEqualTo(o.text());
+            assertThat(colocated.get(i).audio()).as(what + " colocated").isEqualTo(o.audio());
+            assertThat(o.text().length).as(what).isLessThanOrEqualTo(r.maxTokens());
+            if (!o.stopped()) {
+                assertThat(o.text().length).as(what + " ended without EOS: at max_tokens").isEqualTo(r.maxTokens());
+            }
+            assertThat(o.chunks()).as(what + " audio chunks").isEqualTo(ToyTtsModel.audioChunks(o.text().length));
+            assertThat(colocated.get(i).chunks()).as(what).isEqualTo(o.chunks());
+            // the windows, synthesised apart with their left context, join into the whole stream's synthesis
+            assertThat(o.audio()).as(what + " audio").isEqualTo(pcm(ToyTtsSynth.stream(unsigned(o.text()))));
+        }
+        assertThat(disaggregated.get(0).text()).as("another seed, other text")
+                .isNotEqualTo(againWithSeed(reqs.get(0), reqs.get(0).seed() + 1));
+    }
+
+    private byte[] againWithSeed(Req r, long seed) throws Exception {
+        try (TtsHarness h = new TtsHarness(dir.resolve("s"), TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
+            return out(h.run("other-seed", r.bytes(), r.maxTokens(), r.sampling(), seed)).text();
+        }
+    }
+
+    @Test
+    void eosEndsTheLoopBeforeMaxTokensAndMaxTokensEndsItOtherwise() throws Exception {
+        try (TtsHarness h = new TtsHarness(dir, TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
+            Out eos = out(h.run("eos", "Once upon a time".getBytes(StandardCharsets.UTF_8), 500, GREEDY, 3L));
+            Out sampledEos = out(h.run("eos-sampled", "hi".getBytes(StandardCharsets.UTF_8), 500, SAMPLED, 4L));
+            Out max = out(h.run("max", "Once upon a time".getBytes(StandardCharsets.UTF_8), 5, GREEDY, 3L));
+            Out maxOddPasses = out(h.run("max-no-eos", "hi".getBytes(StandardCharsets.UTF_8), 37, NO_EOS, 5L));
+
+            assertThat(eos.stopped()).as("greedy run ended by EOS").isTrue();
+            assertThat(eos.text().length).isBetween(1, 499);
+            assertThat(sampledEos.stopped()).isTrue();
+            assertThat(sampledEos.text().length).isBetween(1, 499);
+            assertThat(max.stopped()).isFalse();
+            assertThat(max.text()).as("the first 5 tokens of the same greedy run").hasSize(5)
+                    .isEqualTo(java.util.Arrays.copyOf(eos.text(), 5));
+            assertThat(maxOddPasses.stopped()).isFalse();
+            assertThat(maxOddPasses.text()).hasSize(37);
+            for (Out o : List.of(eos, sampledEos, max, maxOddPasses)) {
+                assertThat(o.chunks()).isEqualTo(ToyTtsModel.audioChunks(o.text().length));
+                assertThat(o.audio()).hasSize(o.text().length * ToyTtsModel.SAMPLES_PER_TOKEN * 2);
+            }
+            TtsHarness.Run run = h.runs.get("eos");
+            assertThat(run.codecDoneReports).as("exactly one codec report is final").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void abortingMidGenerationLeavesBothWorkersAtBaseline() throws Exception {
+        try (TtsHarness h = new TtsHarness(dir, TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
+            h.start("long", "abort me".getBytes(StandardCharsets.UTF_8), 3000, NO_EOS, 9L);
+            h.start("short", "keep me".getBytes(StandardCharsets.UTF_8), 20, NO_EOS, 10L);
+            TtsHarness.Run run = h.runs.get("long");
+            h.pumpUntil(() -> run.text.size() >= 40 && run.audio.size() >= 3);
+            h.teardown(run);
+            h.pumpUntilRemoved();
+
+            assertThat(run.lmDone).as("aborted while generating").isFalse();
+            assertThat(run.text.size()).isLessThan(3000);
+            assertThat(out(h.runs.get("short")).text()).hasSize(20);
+            assertThat(h.kv(h.w1).poolBytes()).as("lm ran on worker 1").isPositive();
+            assertThat(h.kv(h.w0).poolBytes()).as("no lm on worker 0").isZero();
+        } // close(): both workers at baseline
+    }
+
+    static int[] unsigned(byte[] bytes) {
+        int[] out = new int[bytes.length];
+        for (int i = 0; i < bytes.length; i++) {
+            out[i] = bytes[i] & 0xFF;
+        }
+        return out;
+    }
+
+    static byte[] pcm(short[] samples) {
+        ByteBuffer b = ByteBuffer.allocate(samples.length * 2).order(ByteOrder.LITTLE_ENDIAN);
+        b.asShortBuffer().put(samples);
+        return b.array();
+    }
+}

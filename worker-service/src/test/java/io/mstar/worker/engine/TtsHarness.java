@@ -1,0 +1,397 @@
+package io.mstar.worker.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.deployment.KvCacheConfig;
+import io.mstar.deployment.ModelConfig;
+import io.mstar.graph.GraphEdge;
+import io.mstar.graph.TensorPointerInfo;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.graph.WorkerGraphSplit;
+import io.mstar.messaging.EntityId;
+import io.mstar.model.ToyTtsModel;
+import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.request.MultiSamplingConfig;
+import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.DrainRequest;
+import io.mstar.wire.FailRequests;
+import io.mstar.wire.InputSignals;
+import io.mstar.wire.NewRequest;
+import io.mstar.wire.ReadsDone;
+import io.mstar.wire.RemoveRequest;
+import io.mstar.wire.ResultTensors;
+import io.mstar.wire.TensorReceived;
+import io.mstar.wire.UnpersistTensors;
+import io.mstar.wire.WorkerGraphsDone;
+import io.mstar.wire.WorkerMessage;
+import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.ModelKernels;
+
+/**
+ * Two in-process workers serving toy-tts under a given deployment, and a test conductor playing the toy-tts policy
+ * message for message (as {@code ToyTtsPolicy} in the conductor decides): NewRequests to the lm and codec partitions,
+ * prefill, decode passes of {@code min(16, tokens left)} iterations with the pass seed {@code seed + pass}, done on
+ * {@code stopped} or {@code max_tokens}, the old {@code state} unpersisted, {@code producer_done} to the codec, every
+ * output read and acknowledged, drain / ReadsDone / remove (also for an abort). {@link #close} asserts both workers
+ * are back at baseline: no request, tensor, KV page or device byte beyond the KV pools.
+ */
+final class TtsHarness implements AutoCloseable {
+
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
+    static final String MODEL = ToyTtsModel.NAME;
+
+    static final String DISAGGREGATED = """
+            models:
+              - name: toy-tts
+                kv_cache: {page_size: 16, max_num_pages: 256}
+                node_groups:
+                  - node_names: [codec]
+                    workers: [0]
+                  - node_names: [lm]
+                    workers: [1]
+            """;
+    static final String COLOCATED = """
+            models:
+              - name: toy-tts
+                kv_cache: {page_size: 16, max_num_pages: 256}
+                node_groups:
+                  - node_names: [lm, codec]
+                    workers: [0]
+            """;
+
+    /** One request as this conductor sees it. */
+    static final class Run {
+        final String id;
+        final byte[] prompt;
+        final int maxTokens;
+        final SamplingConfig sampling;
+        final long seed;
+        int lmPass;
+        final Set<String> reported = new HashSet<>();
+        TensorPointerInfo state;
+        int stateHandouts;
+        int produced;
+        boolean stopped;
+        boolean lmDone;
+        boolean codecDone;
+        int codecReports;
+        int codecDoneReports;
+        String failure;
+        boolean draining;
+        boolean removed;
+        final Set<String> readsDone = new HashSet<>();
+        /** (pass, iteration) to the text byte. */
+        final TreeMap<Long, Integer> text = new TreeMap<>();
+        final List<byte[]> audio = new ArrayList<>();
+
+        Run(String id, byte[] prompt, int maxTokens, SamplingConfig sampling, long seed) {
+            this.id = id;
+            this.prompt = prompt;
+            this.maxTokens = maxTokens;
+            this.sampling = sampling;
+            this.seed = seed;
+        }
+
+        byte[] textBytes() {
+            byte[] out = new byte[text.size()];
+            int i = 0;
+            for (int b : text.values()) {
+                out[i++] = (byte) b;
+            }
+            return out;
+        }
+
+        byte[] audioBytes() {
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            audio.forEach(all::writeBytes);
+            return all.toByteArray();
+        }
+    }
+
+    final DeploymentConfig deployment;
+    final List<WorkerGraph> graphs;
+    final InProcessBroker broker = new InProcessBroker();
+    final TestConductor data;
+    final TestWorker w0;
+    final TestWorker w1;
+    final Map<Integer, List<String>> placement = new LinkedHashMap<>();
+    final Map<String, Run> runs = new LinkedHashMap<>();
+    private final Map<String, Long> fixedBytes = new HashMap<>();
+
+    TtsHarness(Path dir, String yaml, Function<Device, ModelKernels> kernels, Supplier<Device> devices) {
+        deployment = DeploymentConfig.parse(yaml, "test");
+        graphs = WorkerGraphSplit.split(deployment, Map.of(MODEL, ToyTtsModel.graph()));
+        ModelConfig model = deployment.models().get(0);
+        for (WorkerGraph g : graphs) {
+            placement.put(g.id(), model.nodeGroups().get(g.nodeGroupIndex()).workers().stream()
+                    .map(w -> EntityId.worker(w).value()).toList());
+        }
+        Map<String, KvCacheConfig> kv = new HashMap<>();
+        deployment.models().forEach(m -> m.kvCache().ifPresent(c -> kv.put(m.name(), c)));
+        data = new TestConductor(dir);
+        Function<Device, KernelCatalog> catalog = d -> new KernelCatalog(List.of(kernels.apply(d)));
+        w0 = new TestWorker(0, dir, broker, catalog, graphs, devices, kv);
+        w1 = new TestWorker(1, dir, broker, catalog, graphs, devices, kv);
+    }
+
+    TtsHarness(Path dir, String yaml, Function<Device, ModelKernels> kernels) {
+        this(dir, yaml, kernels, () -> new HostDevice(HostDevice.NAME, 64 << 20));
+    }
+
+    private List<WorkerGraph> graphsOf(String walk) {
+        return graphs.stream().filter(g -> g.walk().equals(walk)).toList();
+    }
+
+    private Set<String> workersOf(String walk) {
+        Set<String> workers = new HashSet<>();
+        graphsOf(walk).forEach(g -> workers.addAll(placement.get(g.id())));
+        return workers;
+    }
+
+    private List<Integer> partitionGraphs(String... walks) {
+        List<String> w = List.of(walks);
+        return graphs.stream().filter(g -> w.contains(g.walk())).map(WorkerGraph::id).sorted().toList();
+    }
+
+    void start(String id, byte[] prompt, int maxTokens, SamplingConfig sampling, long seed) {
+        Run run = new Run(id, prompt, maxTokens, sampling, seed);
+        runs.put(id, run);
+        TensorPointerInfo input = data.input(id, prompt, ToyTtsModel.INPUT_DTYPE, 1);
+        CurrentForwardPassInfo prefill = info(run, ToyTtsModel.PREFILL, ToyTtsModel.LM_PARTITION, 0, Map.of());
+        Set<String> lmWorkers = workersOf(ToyTtsModel.PREFILL);
+        for (String w : lmWorkers) {
+            broker.fromConductor(EntityId.parse(w), WorkerMessage.of(new NewRequest(id,
+                    partitionGraphs(ToyTtsModel.PREFILL, ToyTtsModel.DECODE), placement,
+                    List.of(new GraphEdge(ToyTtsModel.LM, ToyTtsModel.TEXT_INPUT, List.of(input))), prefill)));
+        }
+        for (String w : workersOf(ToyTtsModel.CODEC_WALK)) {
+            broker.fromConductor(EntityId.parse(w), WorkerMessage.of(new NewRequest(id,
+                    partitionGraphs(ToyTtsModel.CODEC_WALK), placement, List.of(),
+                    info(run, ToyTtsModel.CODEC_WALK, ToyTtsModel.CODEC_PARTITION, 0, Map.of()))));
+        }
+    }
+
+    private CurrentForwardPassInfo info(Run run, String walk, String partition, int pass, Map<String, Integer> loops) {
+        Map<String, MultiSamplingConfig> sampling = new TreeMap<>();
+        if (run.sampling != null) {
+            sampling.put(ToyTtsModel.LM, new MultiSamplingConfig(run.sampling, Map.of()));
+            sampling.put(ToyTtsModel.CODEC, new MultiSamplingConfig(run.sampling, Map.of()));
+        }
+        return new CurrentForwardPassInfo(run.id, walk, false, pass, run.seed + pass, run.maxTokens, sampling, Map.of(),
+                null, partition, null, loops);
+    }
+
+    void pumpUntil(BooleanSupplier done) throws Exception {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                StringBuilder b = new StringBuilder();
+                runs.values().forEach(r -> b.append(r.id).append(" lm=").append(r.lmDone).append(" codec=")
+                        .append(r.codecDone).append(" failure=").append(r.failure).append(" removed=")
+                        .append(r.removed).append("; "));
+                throw new AssertionError("timed out: " + b);
+            }
+            ConductorMessage message = broker.conductor.poll(50, TimeUnit.MILLISECONDS);
+            if (message != null) {
+                handle(message);
+            }
+        }
+    }
+
+    void pumpUntilRemoved() throws Exception {
+        pumpUntil(() -> runs.values().stream().allMatch(r -> r.removed));
+    }
+
+    private void handle(ConductorMessage message) throws Exception {
+        Object body = message.body();
+        if (body instanceof ResultTensors result) {
+            Run run = runs.get(result.requestId());
+            TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
+            byte[] bytes = data.readBytes(result.requestId(), info);
+            if (result.graphEdge().name().equals(ToyTtsModel.TEXT)) {
+                assertThat(result.modality()).isEqualTo(ToyTtsModel.TEXT_MODALITY);
+                assertThat(info.dtype()).isEqualTo("int32");
+                int value = (bytes[0] & 0xFF) | (bytes[1] & 0xFF) << 8 | (bytes[2] & 0xFF) << 16 | bytes[3] << 24;
+                long key = (long) result.loopIndices().wgFwdPassIdx() << 32
+                        | result.loopIndices().loopIndices().getOrDefault(ToyTtsModel.DECODE_LOOP, 0);
+                run.text.put(key, value);
+            } else {
+                assertThat(result.graphEdge().name()).isEqualTo(ToyTtsModel.AUDIO);
+                assertThat(result.modality()).isEqualTo(ToyTtsModel.AUDIO_MODALITY);
+                assertThat(info.dtype()).isEqualTo("int16");
+                run.audio.add(bytes);
+            }
+            broker.fromConductor(EntityId.parse(info.sourceEntity()), WorkerMessage.of(
+                    new TensorReceived(result.requestId(), Map.of(info.uuid(), 1), List.of())));
+        } else if (body instanceof WorkerGraphsDone done) {
+            onDone(runs.get(done.requestId()), done);
+        } else if (body instanceof FailRequests failed) {
+            failed.errors().forEach((id, error) -> {
+                Run run = runs.get(id);
+                run.failure = error;
+                teardown(run);
+            });
+        } else if (body instanceof ReadsDone readsDone) {
+            Run run = runs.get(readsDone.requestId());
+            run.readsDone.add(readsDone.entityId());
+            if (run.draining && !run.removed && run.readsDone.containsAll(Set.of(w0.id.value(), w1.id.value()))) {
+                broker.fromConductor(w0.id, WorkerMessage.of(new RemoveRequest(run.id)));
+                broker.fromConductor(w1.id, WorkerMessage.of(new RemoveRequest(run.id)));
+                data.removeRequest(run.id);
+                run.removed = true;
+            }
+        }
+    }
+
+    private void onDone(Run run, WorkerGraphsDone done) {
+        if (run.draining) {
+            return;
+        }
+        if (done.partitionName().equals(ToyTtsModel.CODEC_PARTITION)) {
+            run.codecReports++;
+            if (done.partitionDone()) {
+                run.codecDoneReports++;
+                run.codecDone = true;
+            }
+        } else {
+            graphs.stream().filter(g -> done.workerGraphIds().contains(g.id()))
+                    .forEach(g -> run.reported.addAll(placement.get(g.id())));
+            String walk = run.lmPass == 0 ? ToyTtsModel.PREFILL : ToyTtsModel.DECODE;
+            if (!run.reported.containsAll(workersOf(walk))) {
+                return;
+            }
+            run.reported.clear();
+            TensorPointerInfo old = run.state;
+            int oldHandouts = run.stateHandouts;
+            run.state = done.persistSignals().get(ToyTtsModel.STATE).get(0);
+            run.stateHandouts = 0;
+            if (walk.equals(ToyTtsModel.DECODE)) {
+                unpersist(old, oldHandouts, run.id);
+                run.produced += done.newTokenCounts().getOrDefault(ToyTtsModel.TEXT, 0);
+                List<TensorPointerInfo> stopped = done.persistSignals().getOrDefault(ToyTtsModel.STOPPED, List.of());
+                if (!stopped.isEmpty() || run.produced >= run.maxTokens) {
+                    run.stopped = !stopped.isEmpty();
+                    stopped.forEach(t -> unpersist(t, 0, run.id));
+                    unpersist(run.state, 0, run.id);
+                    run.state = null;
+                    run.lmDone = true;
+                    CurrentForwardPassInfo info = info(run, ToyTtsModel.CODEC_WALK, ToyTtsModel.CODEC_PARTITION, 0,
+                            Map.of());
+                    for (String w : workersOf(ToyTtsModel.CODEC_WALK)) {
+                        broker.fromConductor(EntityId.parse(w), WorkerMessage.of(new InputSignals(run.id, List.of(),
+                                info, ToyTtsModel.CODEC_PARTITION, Set.of(ToyTtsModel.LM_PARTITION))));
+                    }
+                } else {
+                    decode(run);
+                }
+            } else {
+                decode(run);
+            }
+        }
+        if (run.lmDone && run.codecDone) {
+            teardown(run);
+        }
+    }
+
+    private void decode(Run run) {
+        run.lmPass++;
+        int iterations = Math.min(ToyTtsModel.DECODE_MAX_ITERS, run.maxTokens - run.produced);
+        CurrentForwardPassInfo info = info(run, ToyTtsModel.DECODE, ToyTtsModel.LM_PARTITION, run.lmPass,
+                Map.of(ToyTtsModel.DECODE_LOOP, iterations));
+        for (String w : workersOf(ToyTtsModel.DECODE)) {
+            run.stateHandouts++;
+            broker.fromConductor(EntityId.parse(w), WorkerMessage.of(new InputSignals(run.id,
+                    List.of(new GraphEdge(ToyTtsModel.LM, ToyTtsModel.STATE, List.of(run.state))), info,
+                    ToyTtsModel.LM_PARTITION, null)));
+        }
+    }
+
+    private void unpersist(TensorPointerInfo tensor, int handouts, String id) {
+        if (tensor != null) {
+            broker.fromConductor(EntityId.parse(tensor.sourceEntity()),
+                    WorkerMessage.of(new UnpersistTensors(id, Map.of(tensor.uuid(), handouts))));
+        }
+    }
+
+    /** Drain and remove: the end of every request, and an abort when called before it finished. */
+    void teardown(Run run) {
+        if (run.draining) {
+            return;
+        }
+        run.draining = true;
+        broker.fromConductor(w0.id, WorkerMessage.of(new DrainRequest(run.id)));
+        broker.fromConductor(w1.id, WorkerMessage.of(new DrainRequest(run.id)));
+    }
+
+    /** Runs one request to its end and answers it. */
+    Run run(String id, byte[] prompt, int maxTokens, SamplingConfig sampling, long seed) throws Exception {
+        start(id, prompt, maxTokens, sampling, seed);
+        pumpUntil(() -> runs.get(id).removed);
+        return runs.get(id);
+    }
+
+    record KvState(long poolBytes, int requests, int pagesInUse) {
+    }
+
+    KvState kv(TestWorker w) {
+        return w.loop.ask(st -> new KvState(w.kv.poolBytes(), w.kv.requestsHoldingPages(),
+                w.kv.stats().values().stream().mapToInt(p -> p.pagesInUse()).sum())).block(Duration.ofSeconds(5));
+    }
+
+
+    void assertBaseline() {
+        for (TestWorker w : List.of(w0, w1)) {
+            EngineSnapshot s = w.snapshot();
+            assertThat(s.requests()).as("%s requests", w.id).isZero();
+            assertThat(s.tensors().liveTensors()).as("%s live tensors", w.id).isZero();
+            assertThat(s.readsInFlight()).as("%s reads in flight", w.id).isZero();
+            KvState kv = kv(w);
+            assertThat(kv.requests()).as("%s requests holding KV pages", w.id).isZero();
+            assertThat(kv.pagesInUse()).as("%s KV pages in use", w.id).isZero();
+            long expected = kv.poolBytes() + fixedBytes.getOrDefault(w.id.value(), 0L);
+            assertThat(w.deviceBytes()).as("%s device bytes beyond the KV pools and weights", w.id)
+                    .isEqualTo(expected);
+            assertThat(w.data.arenaOccupancy().liveSlots()).as("%s arena slots", w.id).isZero();
+        }
+        assertThat(data.store.liveTensorCount()).as("conductor tensors").isZero();
+        assertThat(data.device.stats().bytesInUse()).as("conductor device bytes").isZero();
+    }
+
+    /** Records device bytes held beyond the KV pools now (weights a GPU backend uploaded) as the baseline. */
+    void recordFixedBytes() {
+        for (TestWorker w : List.of(w0, w1)) {
+            fixedBytes.put(w.id.value(), w.deviceBytes() - kv(w).poolBytes());
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            assertBaseline();
+        } finally {
+            w0.close();
+            w1.close();
+            data.close();
+        }
+    }
+}

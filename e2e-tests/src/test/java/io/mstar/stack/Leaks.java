@@ -6,8 +6,9 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 
 /**
- * Live tensors on every process of a stack, read from their Prometheus scrapes. An idle stack
- * holds none: anything left is a leak (or a tensor freed late, which the wait absorbs).
+ * Live tensors, device bytes beyond the KV pools, KV pages and arena bytes in use, and active requests on every
+ * process of a stack, read from their Prometheus scrapes. An idle stack holds none: anything left is a leak (or
+ * something freed late, which the wait absorbs).
  */
 final class Leaks {
 
@@ -24,7 +25,12 @@ final class Leaks {
                 }
                 PrometheusScrape scrape = new PrometheusScrape(HttpProbe.body(worker.prometheusUrl(), HTTP_TIMEOUT));
                 assertThat(scrape.sum("mstar_worker_tensors_live")).as("%s live tensors", worker.name()).isZero();
-                assertThat(scrape.sum("mstar_worker_device_memory_used_bytes")).as("%s device bytes", worker.name()).isZero();
+                // KV-cache pools are held for the worker's life, so only bytes beyond them are a leak.
+                assertThat(scrape.sum("mstar_worker_device_memory_used_bytes")).as("%s device bytes", worker.name())
+                        .isEqualTo(scrape.sum("mstar_worker_kv_pool_bytes"));
+                assertThat(scrape.sum("mstar_worker_kv_pages", java.util.Map.of("state", "used")))
+                        .as("%s KV pages in use", worker.name()).isZero();
+                assertThat(scrape.sum("mstar_worker_arena_used_bytes")).as("%s arena bytes", worker.name()).isZero();
                 assertThat(scrape.sum("mstar_worker_requests_active")).as("%s active requests", worker.name()).isZero();
             }
             PrometheusScrape conductor = new PrometheusScrape(HttpProbe.body(stack.conductor().prometheusUrl(), HTTP_TIMEOUT));

@@ -36,10 +36,17 @@ final class PrometheusScrape {
 
     /** The sum over every series named {@code name}; 0 when there is none. */
     double sum(String name) {
+        return sum(name, Map.of());
+    }
+
+    /** The sum over every series named {@code name} whose labels include all of {@code labels}; 0 when none. */
+    double sum(String name, Map<String, String> labels) {
         double total = 0;
         Matcher matcher = SAMPLE.matcher(text);
         while (matcher.find()) {
-            if (matcher.group(1).equals(name)) {
+            String labelText = matcher.group(3) == null ? "" : matcher.group(3);
+            if (matcher.group(1).equals(name) && labels.entrySet().stream()
+                    .allMatch(e -> labelText.contains(e.getKey() + "=\"" + e.getValue() + "\""))) {
                 total += Double.parseDouble(matcher.group(4));
             }
         }

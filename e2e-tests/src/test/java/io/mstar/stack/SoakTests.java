@@ -2,9 +2,12 @@ package io.mstar.stack;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.mstar.model.ToyTtsModel;
+import java.io.ByteArrayOutputStream;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -19,23 +22,87 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
- * The soak: hundreds of requests, a third or more aborted or abandoned at random moments — while still queued
- * (admission is small on purpose), right after submission (inputs and first transfers in flight), mid-loop, and by
- * the client disconnecting mid-stream. Every completed one is checked exactly against the oracle; afterwards no
- * request is left non-terminal and every process is back at zero live tensors, device bytes and active requests.
- * Seeded: the seed is printed and {@code -Dmstar.soak.seed} replays the same plan.
+ * The soak, across the models of the built-in deployment: hundreds of requests, a third or more aborted or
+ * abandoned at random moments — while still queued (admission is small on purpose), right after submission (inputs
+ * and first transfers in flight), mid-loop, and by the client disconnecting mid-stream. Every completed request is
+ * checked exactly: the counter against its oracle, a toy-tts request byte for byte against the same request run
+ * alone before the soak (so batching with strangers changes nothing). Afterwards no request is left non-terminal and
+ * every process is back at baseline ({@link Leaks}). Seeded: the seed is printed, {@code -Dmstar.soak.seed} replays it.
  */
 @Tag("kafka")
 class SoakTests {
 
     private static final int REQUESTS = 320;
     private static final int CLIENTS = 48;
+    private static final List<String> PROMPTS = List.of("Once upon a time", "hello", "The weather today is",
+            "a", "Speak slowly, please.", "1234");
 
     /** What a client does with its request. */
     enum Fate {
         COMPLETE, ABORT_AT_ONCE, ABORT_AFTER_DELAY, DELETE_MID_LOOP, DISCONNECT_MID_STREAM
+    }
+
+    /** One request of some model: its body, and how a completed one's outputs are checked. */
+    interface Job {
+        ObjectNode body(String id, boolean stream);
+
+        void verify(String id, List<JsonNode> outputs);
+    }
+
+    record CounterJob(List<Integer> input, int maxTokens, Integer stopAt) implements Job {
+        public ObjectNode body(String id, boolean stream) {
+            return MstarClient.counterRequest(id, input, maxTokens, stopAt, stream);
+        }
+
+        public void verify(String id, List<JsonNode> outputs) {
+            Outputs.assertMatches(id, outputs, CounterOracle.of(input, maxTokens, stopAt));
+        }
+    }
+
+    /** Text and audio bytes of a toy-tts request, in delivery order. */
+    record Speech(byte[] text, byte[] audio) {
+        static Speech of(List<JsonNode> outputs) {
+            ByteArrayOutputStream text = new ByteArrayOutputStream();
+            ByteArrayOutputStream audio = new ByteArrayOutputStream();
+            for (JsonNode chunk : outputs) {
+                if (chunk.path("name").asString().equals(ToyTtsModel.TEXT)) {
+                    chunk.path("data").forEach(b -> text.write(b.asInt()));
+                } else {
+                    audio.writeBytes(Base64.getDecoder().decode(chunk.path("data").asString()));
+                }
+            }
+            return new Speech(text.toByteArray(), audio.toByteArray());
+        }
+    }
+
+    record ToyTtsJob(String prompt, int maxTokens, double temperature, long seed, boolean ignoreEos,
+            Map<ToyTtsJob, Speech> references) implements Job {
+        public ObjectNode body(String id, boolean stream) {
+            ObjectNode body = ToyTtsTests.request(id, prompt, maxTokens, temperature, seed, ignoreEos);
+            body.put("stream", stream);
+            return body;
+        }
+
+        public void verify(String id, List<JsonNode> outputs) {
+            Speech got = Speech.of(outputs);
+            Speech expected = references.get(this);
+            assertThat(got.text()).as("%s text", id).isEqualTo(expected.text());
+            assertThat(got.audio()).as("%s audio", id).isEqualTo(expected.audio());
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof ToyTtsJob j && j.prompt.equals(prompt) && j.maxTokens == maxTokens
+                    && j.temperature == temperature && j.seed == seed && j.ignoreEos == ignoreEos;
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(prompt, maxTokens, temperature, seed, ignoreEos);
+        }
     }
 
     @RegisterExtension
@@ -52,31 +119,33 @@ class SoakTests {
         for (Fate fate : Fate.values()) {
             fates.put(fate, new AtomicInteger());
         }
+        Map<String, Integer> models = new ConcurrentHashMap<>();
         Map<String, Fate> planned = new ConcurrentHashMap<>();
         ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
         try (MstarClient client = new MstarClient(stack.conductor().baseUrl())) {
+            List<ToyTtsJob> speeches = referenceSpeeches(client, plan);
             List<CompletableFuture<Void>> all = new ArrayList<>();
             for (int i = 0; i < REQUESTS; i++) {
                 String id = "soak-" + seed + "-" + i;
                 Fate fate = pick(plan);
-                List<Integer> input = List.of(plan.nextInt(50), plan.nextInt(50));
-                int maxTokens = fate == Fate.COMPLETE ? 1 + plan.nextInt(12) : 200 + plan.nextInt(400);
-                Integer stopAt = fate == Fate.COMPLETE && plan.nextBoolean() ? input.get(0) + 1 + plan.nextInt(8) : null;
+                Job job = job(plan, fate, speeches);
+                models.merge(job.getClass().getSimpleName(), 1, Integer::sum);
                 int chunksBefore = 1 + plan.nextInt(4);
                 long delayMicros = plan.nextInt(30_000);
                 boolean stream = fate != Fate.COMPLETE || plan.nextBoolean();
                 planned.put(id, fate);
                 fates.get(fate).incrementAndGet();
-                all.add(CompletableFuture.runAsync(() -> run(client, token, id, fate, input, maxTokens, stopAt,
-                        chunksBefore, delayMicros, stream), pool));
+                all.add(CompletableFuture.runAsync(() -> run(client, token, id, fate, job, chunksBefore, delayMicros,
+                        stream), pool));
             }
-            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(8, TimeUnit.MINUTES);
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
 
             int abandoned = REQUESTS - fates.get(Fate.COMPLETE).get();
-            System.out.println("[soak] fates " + fates);
+            System.out.println("[soak] fates " + fates + ", jobs " + models);
             assertThat(abandoned).as("requests aborted or abandoned").isGreaterThanOrEqualTo(REQUESTS * 3 / 10);
+            assertThat(models).as("every model of the deployment").hasSize(2);
 
-            // No request is left non-terminal: each ended (done, aborted or failed) and was removed.
+            // No request is left non-terminal: each ended (completed or aborted) and was removed.
             Leaks.awaitBaseline(stack, Duration.ofSeconds(60));
             for (String id : planned.keySet()) {
                 HttpResponse<String> view = client.get("/v1/requests/" + id, Map.of());
@@ -88,6 +157,38 @@ class SoakTests {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /** A few toy-tts requests run one at a time before the soak: what each must produce under any load. */
+    private static List<ToyTtsJob> referenceSpeeches(MstarClient client, Random plan) {
+        Map<ToyTtsJob, Speech> references = new ConcurrentHashMap<>();
+        List<ToyTtsJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            ToyTtsJob job = new ToyTtsJob(PROMPTS.get(i), 8 + plan.nextInt(40), i % 3 == 0 ? 0.0 : 0.9,
+                    plan.nextInt(1000), i % 2 == 0, references);
+            HttpResponse<String> response = client.post("/v1/requests", job.body("soak-reference-" + i + "-"
+                    + System.nanoTime(), false).toString(), Map.of());
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            List<JsonNode> outputs = new ArrayList<>();
+            MstarClient.JSON.readTree(response.body()).path("outputs").forEach(outputs::add);
+            references.put(job, Speech.of(outputs));
+            jobs.add(job);
+        }
+        return jobs;
+    }
+
+    private static Job job(Random plan, Fate fate, List<ToyTtsJob> speeches) {
+        boolean longRunning = fate != Fate.COMPLETE;
+        if (plan.nextInt(3) == 0) {
+            ToyTtsJob reference = speeches.get(plan.nextInt(speeches.size()));
+            // An abandoned one generates long enough to be caught mid-loop.
+            return longRunning ? new ToyTtsJob(reference.prompt(), 300, 0.9, plan.nextInt(1000), true, Map.of())
+                    : reference;
+        }
+        List<Integer> input = List.of(plan.nextInt(50), plan.nextInt(50));
+        int maxTokens = longRunning ? 200 + plan.nextInt(400) : 1 + plan.nextInt(12);
+        Integer stopAt = !longRunning && plan.nextBoolean() ? input.get(0) + 1 + plan.nextInt(8) : null;
+        return new CounterJob(input, maxTokens, stopAt);
     }
 
     private static Fate pick(Random plan) {
@@ -107,15 +208,15 @@ class SoakTests {
         return Fate.DISCONNECT_MID_STREAM;
     }
 
-    private static void run(MstarClient client, String token, String id, Fate fate, List<Integer> input, int maxTokens,
-            Integer stopAt, int chunksBefore, long delayMicros, boolean stream) {
-        var body = MstarClient.counterRequest(id, input, maxTokens, stopAt, stream);
+    private static void run(MstarClient client, String token, String id, Fate fate, Job job, int chunksBefore,
+            long delayMicros, boolean stream) {
+        ObjectNode body = job.body(id, stream);
         if (fate == Fate.COMPLETE && !stream) {
             HttpResponse<String> response = client.post("/v1/requests", body.toString(), Map.of());
             assertThat(response.statusCode()).as("%s: %s", id, response.body()).isEqualTo(200);
             List<JsonNode> outputs = new ArrayList<>();
             MstarClient.JSON.readTree(response.body()).path("outputs").forEach(outputs::add);
-            Outputs.assertMatches(id, outputs, CounterOracle.of(input, maxTokens, stopAt));
+            job.verify(id, outputs);
             return;
         }
         if (fate == Fate.ABORT_AT_ONCE || fate == Fate.ABORT_AFTER_DELAY) {
@@ -129,8 +230,7 @@ class SoakTests {
                 Pause.of(Duration.ofNanos(delayMicros * 1000));
             }
             abortUntilKnown(client, token, id);
-            List<JsonNode> chunks = ended.join();
-            assertTerminal(id, chunks, "aborted", "done");
+            assertTerminal(id, ended.join(), "aborted", "done");
             return;
         }
         try (MstarClient.Stream s = client.openStream(body)) {
@@ -138,7 +238,7 @@ class SoakTests {
             if (fate == Fate.COMPLETE) {
                 List<JsonNode> chunks = s.readAll();
                 assertTerminal(id, chunks, "done");
-                Outputs.assertMatches(id, chunks.subList(0, chunks.size() - 1), CounterOracle.of(input, maxTokens, stopAt));
+                job.verify(id, chunks.subList(0, chunks.size() - 1));
                 return;
             }
             for (int read = 0; read < chunksBefore && s.next().isPresent(); read++) {

@@ -34,8 +34,6 @@ import tools.jackson.databind.node.ObjectNode;
 class ToyTtsTests {
 
     private static final Duration SETTLE = Duration.ofSeconds(30);
-    private static final int PAGE_SIZE = 16;
-    private static final int BYTES_PER_TOKEN = 1024;
     static final String DISAGGREGATED = """
             models:
               - name: toy-tts
@@ -212,27 +210,8 @@ class ToyTtsTests {
         // @AfterEach: both workers and the conductor at baseline
     }
 
-    /**
-     * No live tensor or active request anywhere, no KV page in use, and a worker's device bytes exactly its KV pool
-     * (taken at the lm's first batch and kept): pages by state summed, times page size and bytes per token.
-     */
+    /** Baseline as {@link Leaks} reads it: a worker's device bytes are exactly its KV pool, taken at the lm's first batch. */
     static void awaitBaseline(LocalStack stack) {
-        await().atMost(SETTLE).pollInterval(Duration.ofMillis(250)).untilAsserted(() -> {
-            for (ServiceProcess worker : stack.workers()) {
-                PrometheusScrape scrape = new PrometheusScrape(HttpProbe.body(worker.prometheusUrl(),
-                        Duration.ofSeconds(5)));
-                assertThat(scrape.sum("mstar_worker_tensors_live")).as("%s live tensors", worker.name()).isZero();
-                assertThat(scrape.sum("mstar_worker_requests_active")).as("%s active requests", worker.name()).isZero();
-                assertThat(scrape.value("mstar_worker_kv_pages", Map.of("state", "used")).orElse(0.0))
-                        .as("%s KV pages in use", worker.name()).isZero();
-                double poolBytes = scrape.sum("mstar_worker_kv_pages") * PAGE_SIZE * BYTES_PER_TOKEN;
-                assertThat(scrape.sum("mstar_worker_device_memory_used_bytes")).as("%s device bytes", worker.name())
-                        .isEqualTo(poolBytes);
-            }
-            PrometheusScrape conductor = new PrometheusScrape(HttpProbe.body(stack.conductor().prometheusUrl(),
-                    Duration.ofSeconds(5)));
-            assertThat(conductor.sum("mstar_conductor_tensors_live")).as("conductor live tensors").isZero();
-            assertThat(conductor.sum("mstar_conductor_requests_in_flight")).as("conductor requests").isZero();
-        });
+        Leaks.awaitBaseline(stack, SETTLE);
     }
 }

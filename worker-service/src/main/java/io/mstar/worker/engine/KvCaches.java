@@ -28,12 +28,14 @@ import io.mstar.worker.kv.TokenSampler;
  * ({@link KvCacheKernel}) this worker runs, on the worker's device, sized by the model's {@code kv_cache} settings.
  * A node's pool is taken at its first batch, so a worker that never runs the node holds none. Per batch it reserves
  * each call's positions (OUT_OF_PAGES fails that call alone, which then is not run), and {@link #release} frees a
- * request's pages in every cache exactly once. Publishes {@code mstar.worker.kv.pages{model,node,state=used|free}}.
+ * request's pages in every cache exactly once. Publishes {@code mstar.worker.kv.pages{model,node,state=used|free}}
+ * and {@code mstar.worker.kv.pool} (bytes).
  * Owned by the engine loop; gauges read values it publishes.
  */
 public final class KvCaches implements AutoCloseable {
 
     static final String KV_PAGES = "mstar.worker.kv.pages";
+    static final String KV_POOL = "mstar.worker.kv.pool";
 
     private static final class NodeCache {
         final KvCache cache;
@@ -148,6 +150,10 @@ public final class KvCaches implements AutoCloseable {
                     .tag("state", "used").description("KV-cache pages by state, per node").register(registry));
             created.meters.add(Gauge.builder(KV_PAGES, created, c -> c.free).tag("model", model).tag("node", node)
                     .tag("state", "free").description("KV-cache pages by state, per node").register(registry));
+            // The pool is device memory held for the worker's life, not by requests: leak checks subtract it.
+            long poolBytes = created.cache.layout().poolBytes();
+            created.meters.add(Gauge.builder(KV_POOL, () -> poolBytes).tag("model", model).tag("node", node)
+                    .baseUnit("bytes").description("Device bytes the KV-cache pool holds, per node").register(registry));
         }
         return created;
     }

@@ -117,6 +117,9 @@ class KvCachesTests {
                     .isEqualTo(2);
             assertThat(registry.get(KvCaches.KV_PAGES).tags("model", "n", "node", "lm", "state", "free").gauge().value())
                     .isEqualTo(3);
+            // The pools are device memory the worker holds for its life; leak checks subtract exactly this.
+            double pools = registry.get(KvCaches.KV_POOL).gauges().stream().mapToDouble(g -> g.value()).sum();
+            assertThat(pools).isEqualTo(two.poolBytes()).isEqualTo(device.stats().bytesInUse());
         } finally {
             two.release("r1");
             two.release("r2");

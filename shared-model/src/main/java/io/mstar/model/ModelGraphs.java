@@ -14,7 +14,8 @@ import java.util.function.Supplier;
  */
 public final class ModelGraphs {
 
-    private static final Map<String, Supplier<ModelGraph>> BUILT_IN = Map.of(CounterModel.NAME, CounterModel::graph);
+    private static final Map<String, Supplier<ModelGraph>> BUILT_IN = Map.of(CounterModel.NAME, CounterModel::graph,
+            MiniLmModel.NAME, MiniLmModel::graph);
 
     private ModelGraphs() {
     }

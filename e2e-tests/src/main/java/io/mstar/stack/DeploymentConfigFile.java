@@ -12,7 +12,7 @@ import java.util.stream.IntStream;
  * The deployment config (ARCHITECTURE §4.2) every process of a local stack shares, written for
  * N workers. The services' built-in toy model {@code counter} has two node groups; with N workers
  * the even ordinals serve the first and the odd ones the second (data-parallel replicas), and one
- * worker serves both, so any N is a valid deployment of the same graph.
+ * worker serves both, so any N is a valid deployment of the same graph. minilm-embed runs on worker 0.
  */
 final class DeploymentConfigFile {
 
@@ -59,6 +59,11 @@ final class DeploymentConfigFile {
             lines.add("      - node_names: [" + SECOND_GROUP + "]");
             lines.add("        workers: " + ordinals(workers, 1));
         }
+        // minilm-embed (real weights, loaded only by the workers it is placed on) on worker 0, as built in
+        lines.add("  - name: minilm-embed");
+        lines.add("    node_groups:");
+        lines.add("      - node_names: [encode]");
+        lines.add("        workers: [0]");
         return String.join("\n", lines) + "\n";
     }
 

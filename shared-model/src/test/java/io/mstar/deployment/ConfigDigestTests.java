@@ -43,7 +43,13 @@ class ConfigDigestTests {
 
     @Test
     void theDefaultResourceHasTheDigestOfItsContent() {
-        assertThat(DeploymentConfig.loadDefault().digest()).isEqualTo(DeploymentConfig.parse(PLAIN, "a").digest());
+        String withMiniLm = PLAIN + """
+                  - name: minilm-embed
+                    node_groups:
+                      - node_names: [encode]
+                        workers: [0]
+                """;
+        assertThat(DeploymentConfig.loadDefault().digest()).isEqualTo(DeploymentConfig.parse(withMiniLm, "a").digest());
     }
 
     @Test

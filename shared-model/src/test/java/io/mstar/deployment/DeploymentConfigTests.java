@@ -40,11 +40,14 @@ class DeploymentConfigTests {
         DeploymentConfig config = DeploymentConfig.loadDefault();
 
         assertThat(config.workerOrdinals()).containsExactly(0, 1);
-        assertThat(config.models()).extracting(ModelConfig::name).containsExactly("counter");
+        assertThat(config.models()).extracting(ModelConfig::name).containsExactly("counter", "minilm-embed");
         assertThat(config.models().get(0).nodeGroups())
                 .extracting(NodeGroupConfig::nodeNames, NodeGroupConfig::workers)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("embed", "offset", "detok"), List.of(0)),
                         org.assertj.core.groups.Tuple.tuple(List.of("count", "step"), List.of(1)));
+        assertThat(config.models().get(1).nodeGroups())
+                .extracting(NodeGroupConfig::nodeNames, NodeGroupConfig::workers)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("encode"), List.of(0)));
         assertThat(config.maxConcurrentRequests()).isEqualTo(64);
     }
 

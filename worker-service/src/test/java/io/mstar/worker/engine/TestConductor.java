@@ -64,6 +64,18 @@ final class TestConductor implements AutoCloseable {
         return publisher.publish(store, uuid);
     }
 
+    /** Stores a persisted uint8 input (UTF-8 text, say) for {@code requestId} and answers its published descriptor. */
+    TensorPointerInfo input(String requestId, byte[] values) {
+        long uuid = uuids.next();
+        ByteBuffer bytes = ByteBuffer.allocateDirect(values.length).put(values).flip();
+        DeviceBuffer buffer = device.allocate(Math.max(1, values.length));
+        device.copyFromHost(bytes, buffer, 0);
+        store.putTensor(requestId, uuid, buffer, new TensorPointerInfo(uuid, List.of((long) values.length), List.of(1L),
+                "uint8", values.length, buffer.address(), server.sessionId(), "conductor"), null);
+        store.setMetadata(uuid, true, null);
+        return publisher.publish(store, uuid);
+    }
+
     /** Reads an int32 tensor from its producer (arena or HTTP). */
     int[] read(String requestId, TensorPointerInfo info) throws Exception {
         ByteBuffer bytes = ByteBuffer.allocateDirect((int) info.nbytes()).order(ByteOrder.LITTLE_ENDIAN);

@@ -34,7 +34,8 @@ abstract class TwoWorkers {
     Path dir;
 
     final List<WorkerGraph> graphs = WorkerGraphSplit.split(DeploymentConfig.loadDefault(),
-            ModelGraphs.of(List.of(CounterModel.NAME)));
+            ModelGraphs.of(DeploymentConfig.loadDefault().models().stream().map(m -> m.name()).toList())).stream()
+            .filter(g -> g.model().equals(CounterModel.NAME)).toList();
     InProcessBroker broker;
     TestConductor data;
     CounterConductor conductor;

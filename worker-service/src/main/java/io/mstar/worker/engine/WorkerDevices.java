@@ -85,11 +85,10 @@ public final class WorkerDevices {
         if (!placed) {
             return Optional.empty();
         }
-        long start = System.nanoTime();
         ModelKernels kernels = MiniLmKernels.of(MiniLmKernels.load(device));
         boolean cuda = device instanceof CudaDevice && MiniLmCudaKernels.available();
-        log.info("kernels: {} {} on {}, loaded in {} ms", MiniLmModel.NAME, cuda ? "on CUDA" : "in Java", device.name(),
-                (System.nanoTime() - start) / 1_000_000);
+        log.info("kernels: {} {} on {}; weights and tokenizer loading in the background", MiniLmModel.NAME,
+                cuda ? "on CUDA" : "in Java", device.name());
         if (device instanceof CudaDevice && !cuda) {
             log.warn("{}; running the host encoder on {}", MiniLmCudaKernels.unavailableReason().orElse(""),
                     device.name());

@@ -6,6 +6,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Function;
 
 import io.mstar.model.MiniLmModel;
 import io.mstar.tensor.device.Device;
@@ -27,12 +31,49 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
     /** Sentences per forward pass at most: 64 of 256 word-pieces keep the activations near 100 MB. */
     static final int MAX_BATCH = 64;
 
-    private final MiniLmTokenizer tokenizer;
-    private final MiniLmEncoder encoder;
+    /** What is read off the engine thread: the weights (host arrays) and the tokenizer. */
+    public record Loaded(MiniLmWeights weights, MiniLmTokenizer tokenizer) {
+    }
 
+    private final CompletableFuture<Loaded> loading;
+    private final Function<MiniLmWeights, MiniLmEncoder> encoderFor;
+    private MiniLmTokenizer tokenizer;
+    private MiniLmEncoder encoder;
+    private boolean closed;
+
+    /** A kernel over a ready tokenizer and encoder (tests, benchmarks). */
     public MiniLmNodeKernel(MiniLmTokenizer tokenizer, MiniLmEncoder encoder) {
+        this.loading = null;
+        this.encoderFor = null;
         this.tokenizer = tokenizer;
         this.encoder = encoder;
+    }
+
+    /**
+     * A kernel whose weights and tokenizer are still {@code loading} (on another thread, so a worker's start-up does
+     * not wait for them); the first batch waits for them and builds the encoder with {@code encoderFor} on the
+     * engine thread, which owns the device the encoder may upload to.
+     */
+    public MiniLmNodeKernel(CompletableFuture<Loaded> loading, Function<MiniLmWeights, MiniLmEncoder> encoderFor) {
+        this.loading = loading;
+        this.encoderFor = encoderFor;
+    }
+
+    private void ready() {
+        if (closed) {
+            throw new MiniLmException("the minilm-embed kernel is closed");
+        }
+        if (encoder != null) {
+            return;
+        }
+        Loaded loaded;
+        try {
+            loaded = loading.join();
+        } catch (CompletionException | CancellationException e) {
+            throw new MiniLmException("minilm-embed could not be loaded: " + e.getCause(), e);
+        }
+        tokenizer = loaded.tokenizer();
+        encoder = encoderFor.apply(loaded.weights());
     }
 
     @Override
@@ -42,6 +83,7 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
 
     @Override
     public List<NodeResult> forward(Device device, List<NodeCall> batch) {
+        ready();
         NodeResult[] results = new NodeResult[batch.size()];
         List<int[]> sentences = new ArrayList<>();
         List<Integer> positions = new ArrayList<>();
@@ -99,12 +141,28 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
         return new Tensor(buffer, MiniLmModel.EMBEDDING_DTYPE, List.of((long) values.length));
     }
 
+    /** Frees the encoder's device memory and the tokenizer, waiting for a load still under way. Idempotent. */
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (encoder == null && loading != null) {
+            try {
+                tokenizer = loading.join().tokenizer();
+            } catch (CompletionException | CancellationException e) {
+                tokenizer = null;
+            }
+        }
         try {
-            encoder.close();
+            if (encoder != null) {
+                encoder.close();
+            }
         } finally {
-            tokenizer.close();
+            if (tokenizer != null) {
+                tokenizer.close();
+            }
         }
     }
 }

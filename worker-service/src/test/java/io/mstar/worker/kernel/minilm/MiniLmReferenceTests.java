@@ -60,7 +60,7 @@ class MiniLmReferenceTests {
             assertThat(tokenizer.encode(sentence)).as("sentence %d: %s", i, sentence)
                     .isEqualTo(reference.encode(sentence, MiniLmModel.MAX_WORD_PIECES));
         }
-        // BERT uncased vocabulary ids, checked by hand against vocab.txt of bert-base-uncased
+        // ids looked up by hand in the vocabulary of tokenizer.json (outside DJL)
         assertThat(reference.id("[CLS]")).isEqualTo(101);
         assertThat(reference.id("[SEP]")).isEqualTo(102);
         assertThat(tokenizer.encode("a cat sits on the mat"))

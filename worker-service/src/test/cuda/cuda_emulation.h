@@ -16,6 +16,8 @@ D3 blockDim, gridDim;
 #define __forceinline__ inline
 #define __launch_bounds__(x)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+struct float4 { float x, y, z, w; };
 static std::unique_ptr<std::barrier<>> blockBarrier;
 static std::vector<std::unique_ptr<std::barrier<>>> warpBarriers;
 static float shfl[1024];

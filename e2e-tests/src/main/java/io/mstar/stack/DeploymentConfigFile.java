@@ -12,7 +12,8 @@ import java.util.stream.IntStream;
  * The deployment config (ARCHITECTURE §4.2) every process of a local stack shares, written for
  * N workers. The services' built-in toy model {@code counter} has two node groups; with N workers
  * the even ordinals serve the first and the odd ones the second (data-parallel replicas), and one
- * worker serves both, so any N is a valid deployment of the same graph.
+ * worker serves both, so any N is a valid deployment of the same graph. toy-tts is disaggregated as built in (its
+ * codec on worker 0, its lm on worker 1; both on worker 0 with one worker); minilm-embed runs on worker 0.
  */
 final class DeploymentConfigFile {
 
@@ -59,6 +60,23 @@ final class DeploymentConfigFile {
             lines.add("      - node_names: [" + SECOND_GROUP + "]");
             lines.add("        workers: " + ordinals(workers, 1));
         }
+        lines.add("  - name: toy-tts");
+        lines.add("    kv_cache: {page_size: 16, max_num_pages: 512}");
+        lines.add("    node_groups:");
+        if (workers == 1) {
+            lines.add("      - node_names: [codec, lm]");
+            lines.add("        workers: [0]");
+        } else {
+            lines.add("      - node_names: [codec]");
+            lines.add("        workers: [0]");
+            lines.add("      - node_names: [lm]");
+            lines.add("        workers: [1]");
+        }
+        // minilm-embed (real weights, loaded only by the workers it is placed on) on worker 0, as built in
+        lines.add("  - name: minilm-embed");
+        lines.add("    node_groups:");
+        lines.add("      - node_names: [encode]");
+        lines.add("        workers: [0]");
         return String.join("\n", lines) + "\n";
     }
 

@@ -15,7 +15,8 @@ import java.util.function.Supplier;
 public final class ModelGraphs {
 
     private static final Map<String, Supplier<ModelGraph>> BUILT_IN = Map.of(CounterModel.NAME, CounterModel::graph,
-            ToyTtsModel.NAME, ToyTtsModel::graph);
+            ToyTtsModel.NAME, ToyTtsModel::graph,
+            MiniLmModel.NAME, MiniLmModel::graph);
 
     private ModelGraphs() {
     }

@@ -40,7 +40,7 @@ class DeploymentConfigTests {
         DeploymentConfig config = DeploymentConfig.loadDefault();
 
         assertThat(config.workerOrdinals()).containsExactly(0, 1);
-        assertThat(config.models()).extracting(ModelConfig::name).contains("counter", "toy-tts");
+        assertThat(config.models()).extracting(ModelConfig::name).containsExactly("counter", "toy-tts", "minilm-embed");
         assertThat(config.models().get(0).name()).isEqualTo("counter");
         ModelConfig tts = config.models().stream().filter(m -> m.name().equals("toy-tts")).findFirst().orElseThrow();
         assertThat(tts.kvCache()).isPresent();
@@ -51,6 +51,9 @@ class DeploymentConfigTests {
                 .extracting(NodeGroupConfig::nodeNames, NodeGroupConfig::workers)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("embed", "offset", "detok"), List.of(0)),
                         org.assertj.core.groups.Tuple.tuple(List.of("count", "step"), List.of(1)));
+        assertThat(config.models().get(1).nodeGroups())
+                .extracting(NodeGroupConfig::nodeNames, NodeGroupConfig::workers)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("encode"), List.of(0)));
         assertThat(config.maxConcurrentRequests()).isEqualTo(64);
     }
 

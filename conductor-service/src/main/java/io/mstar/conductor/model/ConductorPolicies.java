@@ -20,7 +20,7 @@ public final class ConductorPolicies {
 
     /** Every built-in policy. */
     public static ConductorPolicies builtIn() {
-        return new ConductorPolicies(List.of(new CounterPolicy(), new ToyTtsPolicy()));
+        return new ConductorPolicies(List.of(new CounterPolicy(), new ToyTtsPolicy(), new MiniLmPolicy()));
     }
 
     public Optional<ConductorPolicy> of(String model) {

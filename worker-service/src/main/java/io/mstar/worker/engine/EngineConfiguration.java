@@ -1,5 +1,6 @@
 package io.mstar.worker.engine;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -17,6 +18,7 @@ import io.mstar.model.ModelGraphs;
 import io.mstar.tensor.TensorMeters;
 import io.mstar.tensor.device.Device;
 import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
 
 /** The engine loop, its engine and data plane, and what they publish. */
@@ -28,11 +30,18 @@ class EngineConfiguration {
         return new SetupDoneAcks();
     }
 
-    /** Every built-in model's kernels for the data plane's device: CUDA kernels on a GPU when this build has them. */
-    @Bean
-    KernelCatalog kernelCatalog(WorkerDataPlane data) {
-        return new KernelCatalog(List.of(WorkerDevices.counterKernels(data.device()),
-                ToyTtsKernels.forDevice(data.device())));
+    /**
+     * Every built-in model's kernels for the data plane's device: CUDA kernels on a GPU when this build has them.
+     * A model with weights (minilm-embed) is loaded only when the deployment places one of its nodes on this worker.
+     * Closed before the data plane (it depends on it), so weights leave the device before the device closes.
+     */
+    @Bean(destroyMethod = "close")
+    KernelCatalog kernelCatalog(WorkerDataPlane data, DeploymentConfig config, ControlIdentity identity) {
+        List<ModelKernels> models = new ArrayList<>();
+        models.add(WorkerDevices.counterKernels(data.device()));
+        models.add(ToyTtsKernels.forDevice(data.device()));
+        WorkerDevices.miniLmKernels(data.device(), config, identity.self()).ifPresent(models::add);
+        return new KernelCatalog(models);
     }
 
     /** The device from {@code mstar.worker.device}; a fatal error on it reaches the engine as a DeviceException. */

@@ -1,18 +1,24 @@
 package io.mstar.worker.engine;
 
 import java.util.Locale;
+import java.util.Optional;
 import java.util.function.IntFunction;
 import java.util.function.IntSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.messaging.EntityId;
+import io.mstar.model.MiniLmModel;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.cuda.CudaDevice;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.counter.CounterHostKernels;
 import io.mstar.worker.kernel.cuda.CounterCudaKernels;
 import io.mstar.worker.kernel.cuda.CounterCudaNodeKernels;
+import io.mstar.worker.kernel.minilm.MiniLmCudaKernels;
+import io.mstar.worker.kernel.minilm.MiniLmKernels;
 
 /**
  * Picks the worker's device from {@code mstar.worker.device} and the kernels that run on it. A worker drives one
@@ -65,5 +71,28 @@ public final class WorkerDevices {
         }
         log.info("kernels: counter in Java on {}", device.name());
         return CounterHostKernels.kernels();
+    }
+
+    /**
+     * minilm-embed's kernels when {@code config} places one of its nodes on worker {@code self}, else empty (its
+     * 90 MB of weights and the tokenizer are not loaded on workers that never run it).
+     */
+    public static Optional<ModelKernels> miniLmKernels(Device device, DeploymentConfig config, EntityId self) {
+        boolean placed = config.models().stream()
+                .filter(m -> m.name().equals(MiniLmModel.NAME))
+                .flatMap(m -> m.nodeGroups().stream())
+                .anyMatch(g -> g.workers().contains(self.workerOrdinal()));
+        if (!placed) {
+            return Optional.empty();
+        }
+        ModelKernels kernels = MiniLmKernels.of(MiniLmKernels.load(device));
+        boolean cuda = device instanceof CudaDevice && MiniLmCudaKernels.available();
+        log.info("kernels: {} {} on {}; weights and tokenizer loading in the background", MiniLmModel.NAME,
+                cuda ? "on CUDA" : "in Java", device.name());
+        if (device instanceof CudaDevice && !cuda) {
+            log.warn("{}; running the host encoder on {}", MiniLmCudaKernels.unavailableReason().orElse(""),
+                    device.name());
+        }
+        return Optional.of(kernels);
     }
 }

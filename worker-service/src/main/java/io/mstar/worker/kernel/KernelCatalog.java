@@ -4,8 +4,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The kernels a worker can run, by model name: what {@code NewRequest}s are checked against. */
-public final class KernelCatalog {
+/**
+ * The kernels a worker can run, by model name: what {@code NewRequest}s are checked against. Closing it closes the
+ * kernels that hold resources ({@link AutoCloseable} ones: model weights on the device), before the device closes.
+ */
+public final class KernelCatalog implements AutoCloseable {
 
     private final Map<String, ModelKernels> models = new LinkedHashMap<>();
 
@@ -25,5 +28,28 @@ public final class KernelCatalog {
                     + "' (have " + models.keySet() + ")");
         }
         return kernels;
+    }
+
+    /** Closes every {@link AutoCloseable} kernel once; the first failure is rethrown after trying them all. */
+    @Override
+    public void close() {
+        RuntimeException first = null;
+        for (ModelKernels m : models.values()) {
+            for (NodeKernel k : m.kernels().values()) {
+                if (k instanceof AutoCloseable c) {
+                    try {
+                        c.close();
+                    } catch (Exception e) {
+                        if (first == null) {
+                            first = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+                        }
+                    }
+                }
+            }
+        }
+        models.clear();
+        if (first != null) {
+            throw first;
+        }
     }
 }

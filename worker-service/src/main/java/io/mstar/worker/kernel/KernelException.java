@@ -7,13 +7,20 @@ public class KernelException extends RuntimeException {
         /** The model or node has no kernel on this worker. */
         NO_KERNEL,
         /** An input has the wrong dtype or shape. */
-        BAD_INPUT
+        BAD_INPUT,
+        /** A model's weights or tokenizer could not be loaded (minilm-embed). */
+        BAD_MODEL
     }
 
     private final Reason reason;
 
     public KernelException(Reason reason, String message) {
         super(message);
+        this.reason = reason;
+    }
+
+    public KernelException(Reason reason, String message, Throwable cause) {
+        super(message, cause);
         this.reason = reason;
     }
 

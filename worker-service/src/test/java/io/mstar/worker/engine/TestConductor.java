@@ -79,6 +79,11 @@ final class TestConductor implements AutoCloseable {
         return publisher.publish(store, uuid);
     }
 
+    /** Stores a persisted uint8 input (UTF-8 text, say) for {@code requestId} and answers its published descriptor. */
+    TensorPointerInfo input(String requestId, byte[] values) {
+        return input(requestId, values, "uint8", 1);
+    }
+
     /** Reads any tensor's raw bytes from its producer. */
     byte[] readBytes(String requestId, TensorPointerInfo info) throws Exception {
         ByteBuffer bytes = ByteBuffer.allocateDirect((int) info.nbytes());

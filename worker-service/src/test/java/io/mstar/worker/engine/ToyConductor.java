@@ -35,8 +35,12 @@ import io.mstar.wire.WorkerMessage;
  */
 final class ToyConductor {
 
-    /** An input edge for a node on a worker. */
-    record Input(EntityId worker, String node, String signal, int[] values) {
+    /** An input edge for a node on a worker: int32 {@code values}, or uint8 {@code bytes} when those are given. */
+    record Input(EntityId worker, String node, String signal, int[] values, byte[] bytes) {
+
+        Input(EntityId worker, String node, String signal, int[] values) {
+            this(worker, node, signal, values, null);
+        }
     }
 
     /** One pass: its walk, inputs, step metadata and per-node sampling configs. */
@@ -106,7 +110,8 @@ final class ToyConductor {
         List<GraphEdge> edges = new ArrayList<>();
         for (Input in : pass.inputs()) {
             if (in.worker().equals(worker)) {
-                edges.add(new GraphEdge(in.node(), in.signal(), List.of(data.input(run.id, in.values()))));
+                TensorPointerInfo tensor = in.bytes() != null ? data.input(run.id, in.bytes()) : data.input(run.id, in.values());
+                edges.add(new GraphEdge(in.node(), in.signal(), List.of(tensor)));
             }
         }
         return edges;

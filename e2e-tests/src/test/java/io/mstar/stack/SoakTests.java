@@ -28,8 +28,8 @@ import tools.jackson.databind.node.ObjectNode;
  * The soak, across the models of the built-in deployment: hundreds of requests, a third or more aborted or
  * abandoned at random moments — while still queued (admission is small on purpose), right after submission (inputs
  * and first transfers in flight), mid-loop, and by the client disconnecting mid-stream. Every completed request is
- * checked exactly: the counter against its oracle, a toy-tts request byte for byte against the same request run
- * alone before the soak (so batching with strangers changes nothing). Afterwards no request is left non-terminal and
+ * checked: the counter exactly against its oracle, a toy-tts request byte for byte and a minilm-embed sentence within
+ * float rounding against the same request run alone before the soak (so batching with strangers changes nothing). Afterwards no request is left non-terminal and
  * every process is back at baseline ({@link Leaks}). Seeded: the seed is printed, {@code -Dmstar.soak.seed} replays it.
  */
 @Tag("kafka")
@@ -105,6 +105,41 @@ class SoakTests {
         }
     }
 
+    record MiniLmJob(String sentence, Map<String, double[]> references) implements Job {
+        public ObjectNode body(String id, boolean stream) {
+            ObjectNode body = MstarClient.JSON.createObjectNode();
+            body.put("model", "minilm-embed");
+            body.put("request_id", id);
+            body.putObject("inputs").putObject("text").put("text", sentence);
+            body.put("stream", stream);
+            return body;
+        }
+
+        public void verify(String id, List<JsonNode> outputs) {
+            double[] got = embedding(outputs);
+            double[] expected = references.get(sentence);
+            assertThat(got).as("%s embedding of '%s'", id, sentence).hasSameSizeAs(expected);
+            // Batched with other sentences, padded and masked: the same vector up to float rounding.
+            for (int i = 0; i < got.length; i++) {
+                assertThat(got[i]).as("%s embedding[%d]", id, i).isCloseTo(expected[i],
+                        org.assertj.core.data.Offset.offset(1e-5));
+            }
+        }
+
+        static double[] embedding(List<JsonNode> outputs) {
+            for (JsonNode chunk : outputs) {
+                if (chunk.path("name").asString().equals("embedding")) {
+                    double[] v = new double[chunk.path("data").size()];
+                    for (int i = 0; i < v.length; i++) {
+                        v[i] = chunk.path("data").get(i).asDouble();
+                    }
+                    return v;
+                }
+            }
+            throw new AssertionError("no embedding in " + outputs);
+        }
+    }
+
     @RegisterExtension
     static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2).admission(12, 512);
 
@@ -124,11 +159,12 @@ class SoakTests {
         ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
         try (MstarClient client = new MstarClient(stack.conductor().baseUrl())) {
             List<ToyTtsJob> speeches = referenceSpeeches(client, plan);
+            List<MiniLmJob> sentences = referenceEmbeddings(client);
             List<CompletableFuture<Void>> all = new ArrayList<>();
             for (int i = 0; i < REQUESTS; i++) {
                 String id = "soak-" + seed + "-" + i;
                 Fate fate = pick(plan);
-                Job job = job(plan, fate, speeches);
+                Job job = job(plan, fate, speeches, sentences);
                 models.merge(job.getClass().getSimpleName(), 1, Integer::sum);
                 int chunksBefore = 1 + plan.nextInt(4);
                 long delayMicros = plan.nextInt(30_000);
@@ -143,7 +179,7 @@ class SoakTests {
             int abandoned = REQUESTS - fates.get(Fate.COMPLETE).get();
             System.out.println("[soak] fates " + fates + ", jobs " + models);
             assertThat(abandoned).as("requests aborted or abandoned").isGreaterThanOrEqualTo(REQUESTS * 3 / 10);
-            assertThat(models).as("every model of the deployment").hasSize(2);
+            assertThat(models).as("every model of the deployment").hasSize(3);
 
             // No request is left non-terminal: each ended (completed or aborted) and was removed.
             Leaks.awaitBaseline(stack, Duration.ofSeconds(60));
@@ -177,9 +213,31 @@ class SoakTests {
         return jobs;
     }
 
-    private static Job job(Random plan, Fate fate, List<ToyTtsJob> speeches) {
+    /** A few sentences embedded one at a time before the soak. */
+    private static List<MiniLmJob> referenceEmbeddings(MstarClient client) {
+        Map<String, double[]> references = new ConcurrentHashMap<>();
+        List<MiniLmJob> jobs = new ArrayList<>();
+        for (String sentence : List.of("a cat sits on the mat", "stock markets fell",
+                "The quick brown fox jumps over the lazy dog near the riverbank.", "hi")) {
+            MiniLmJob job = new MiniLmJob(sentence, references);
+            HttpResponse<String> response = client.post("/v1/requests",
+                    job.body("soak-reference-" + System.nanoTime(), false).toString(), Map.of());
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            List<JsonNode> outputs = new ArrayList<>();
+            MstarClient.JSON.readTree(response.body()).path("outputs").forEach(outputs::add);
+            references.put(sentence, MiniLmJob.embedding(outputs));
+            jobs.add(job);
+        }
+        return jobs;
+    }
+
+    private static Job job(Random plan, Fate fate, List<ToyTtsJob> speeches, List<MiniLmJob> sentences) {
         boolean longRunning = fate != Fate.COMPLETE;
-        if (plan.nextInt(3) == 0) {
+        int model = plan.nextInt(4);
+        if (model == 1) {
+            return sentences.get(plan.nextInt(sentences.size()));
+        }
+        if (model == 0) {
             ToyTtsJob reference = speeches.get(plan.nextInt(speeches.size()));
             // An abandoned one generates long enough to be caught mid-loop.
             return longRunning ? new ToyTtsJob(reference.prompt(), 300, 0.9, plan.nextInt(1000), true, Map.of())

@@ -36,7 +36,7 @@ class DeploymentConfigTests {
             """;
 
     @Test
-    void defaultResourceHasTwoWorkersTheCounterModelAndToyTts() {
+    void defaultResourceHasTwoWorkersTheCounterToyTtsAndMiniLm() {
         DeploymentConfig config = DeploymentConfig.loadDefault();
 
         assertThat(config.workerOrdinals()).containsExactly(0, 1);
@@ -51,7 +51,7 @@ class DeploymentConfigTests {
                 .extracting(NodeGroupConfig::nodeNames, NodeGroupConfig::workers)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("embed", "offset", "detok"), List.of(0)),
                         org.assertj.core.groups.Tuple.tuple(List.of("count", "step"), List.of(1)));
-        assertThat(config.models().get(1).nodeGroups())
+        assertThat(config.models().get(2).nodeGroups())
                 .extracting(NodeGroupConfig::nodeNames, NodeGroupConfig::workers)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(List.of("encode"), List.of(0)));
         assertThat(config.maxConcurrentRequests()).isEqualTo(64);

@@ -75,5 +75,7 @@ class BrokerRestartTests {
             });
         }
         Leaks.awaitBaseline(stack, Duration.ofSeconds(30));
+        System.out.printf("[reliability] broker restart with %d requests in flight: one terminal chunk each,"
+                + " ready again and exact, leaks found 0%n", IN_FLIGHT);
     }
 }

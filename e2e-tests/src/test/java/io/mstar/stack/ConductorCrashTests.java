@@ -70,6 +70,8 @@ class ConductorCrashTests {
             Outputs.assertMatches("after-crash", outputs, CounterOracle.of(List.of(5, 6), 6, null));
         }
         Leaks.awaitBaseline(stack, Duration.ofSeconds(20));
+        System.out.printf("[reliability] conductor kill -9 with %d streams in flight: every stream ended, %.0f orphans"
+                + " dropped on the workers, served again after restart, leaks found 0%n", IN_FLIGHT, dropped);
     }
 
     /** Every chunk until the body ends; a reset connection ends it too. */

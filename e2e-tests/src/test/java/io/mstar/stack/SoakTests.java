@@ -30,7 +30,7 @@ import tools.jackson.databind.node.ObjectNode;
  * and first transfers in flight), mid-loop, and by the client disconnecting mid-stream. Every completed request is
  * checked: the counter exactly against its oracle, a toy-tts request byte for byte and a minilm-embed sentence within
  * float rounding against the same request run alone before the soak (so batching with strangers changes nothing). Afterwards no request is left non-terminal and
- * every process is back at baseline ({@link Leaks}). Seeded: the seed is printed, {@code -Dmstar.soak.seed} replays it.
+ * every process is back at baseline ({@link Leaks}); a real Prometheus scrapes every service throughout. Seeded: the seed is printed, {@code -Dmstar.soak.seed} replays it.
  */
 @Tag("kafka")
 class SoakTests {
@@ -158,7 +158,8 @@ class SoakTests {
         Map<String, Integer> models = new ConcurrentHashMap<>();
         Map<String, Fate> planned = new ConcurrentHashMap<>();
         ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
-        try (MstarClient client = new MstarClient(stack.conductor().baseUrl())) {
+        try (MstarClient client = new MstarClient(stack.conductor().baseUrl());
+                PrometheusServer prometheus = PrometheusServer.scraping(stack)) {
             List<ToyTtsJob> speeches = referenceSpeeches(client, plan);
             List<MiniLmJob> sentences = referenceEmbeddings(client);
             List<CompletableFuture<Void>> all = new ArrayList<>();
@@ -191,6 +192,12 @@ class SoakTests {
                 assertThat(body.path("state").asString()).as("%s state", id).isEqualTo("removed");
                 assertThat(body.path("outcome").asString()).as("%s outcome", id).isIn("completed", "aborted");
             }
+            // Prometheus scraped every service throughout and saw the load.
+            prometheus.awaitAllUp(1 + stack.workers().size());
+            assertThat(prometheus.query("sum(mstar_conductor_requests_total)").get(0).path("value").get(1).asDouble())
+                    .as("requests Prometheus counted").isGreaterThanOrEqualTo(REQUESTS);
+            assertThat(prometheus.query("max_over_time(mstar_conductor_requests_in_flight[15m])").get(0)
+                    .path("value").get(1).asDouble()).as("requests in flight at the peak, as scraped").isPositive();
             System.out.printf("[reliability] soak: %d requests (%s), %d aborted or abandoned (%s), non-terminal 0,"
                     + " leaks found 0%n", REQUESTS, models, abandoned, fates);
         } finally {

@@ -3,7 +3,8 @@ package io.mstar.conductor.tensors;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
-import java.util.Set;
+import java.util.LinkedHashSet;
+import java.util.List;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -48,8 +49,9 @@ class TensorsConfiguration {
 
     @Bean(destroyMethod = "close")
     TensorReader conductorTensorReader(ArenaReader arena, MeterRegistry registry, DataPlaneProperties properties) {
-        return new TensorReader(ReaderSettings.defaults("conductor", Set.of(advertisedHost(properties), "localhost",
-                "127.0.0.1")), arena, registry);
+        // A set that tolerates the advertised host being one of the loopback names (a container named localhost).
+        return new TensorReader(ReaderSettings.defaults("conductor", new LinkedHashSet<>(List.of(
+                advertisedHost(properties), "localhost", "127.0.0.1"))), arena, registry);
     }
 
     @Bean

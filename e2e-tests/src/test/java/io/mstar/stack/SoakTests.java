@@ -79,30 +79,24 @@ class SoakTests {
         }
     }
 
-    record ToyTtsJob(String prompt, int maxTokens, double temperature, long seed, boolean ignoreEos,
-            Map<ToyTtsJob, Speech> references) implements Job {
+    /** What a toy-tts request asks for; the same spec and seed must always give the same speech. */
+    record SpeechSpec(String prompt, int maxTokens, double temperature, long seed, boolean ignoreEos) {
+    }
+
+    /** {@code references} holds what each spec produced alone; an abandoned job has none and is never verified. */
+    record ToyTtsJob(SpeechSpec spec, Map<SpeechSpec, Speech> references) implements Job {
         public ObjectNode body(String id, boolean stream) {
-            ObjectNode body = ToyTtsTests.request(id, prompt, maxTokens, temperature, seed, ignoreEos);
+            ObjectNode body = ToyTtsTests.request(id, spec.prompt(), spec.maxTokens(), spec.temperature(), spec.seed(),
+                    spec.ignoreEos());
             body.put("stream", stream);
             return body;
         }
 
         public void verify(String id, List<JsonNode> outputs) {
             Speech got = Speech.of(outputs);
-            Speech expected = references.get(this);
+            Speech expected = references.get(spec);
             assertThat(got.text()).as("%s text", id).isEqualTo(expected.text());
             assertThat(got.audio()).as("%s audio", id).isEqualTo(expected.audio());
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof ToyTtsJob j && j.prompt.equals(prompt) && j.maxTokens == maxTokens
-                    && j.temperature == temperature && j.seed == seed && j.ignoreEos == ignoreEos;
-        }
-
-        @Override
-        public int hashCode() {
-            return java.util.Objects.hash(prompt, maxTokens, temperature, seed, ignoreEos);
         }
     }
 
@@ -207,17 +201,17 @@ class SoakTests {
 
     /** A few toy-tts requests run one at a time before the soak: what each must produce under any load. */
     private static List<ToyTtsJob> referenceSpeeches(MstarClient client, Random plan) {
-        Map<ToyTtsJob, Speech> references = new ConcurrentHashMap<>();
+        Map<SpeechSpec, Speech> references = new ConcurrentHashMap<>();
         List<ToyTtsJob> jobs = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            ToyTtsJob job = new ToyTtsJob(PROMPTS.get(i), 8 + plan.nextInt(40), i % 3 == 0 ? 0.0 : 0.9,
-                    plan.nextInt(1000), i % 2 == 0, references);
+            ToyTtsJob job = new ToyTtsJob(new SpeechSpec(PROMPTS.get(i), 8 + plan.nextInt(40), i % 3 == 0 ? 0.0 : 0.9,
+                    plan.nextInt(1000), i % 2 == 0), references);
             HttpResponse<String> response = client.post("/v1/requests", job.body("soak-reference-" + i + "-"
                     + System.nanoTime(), false).toString(), Map.of());
             assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
             List<JsonNode> outputs = new ArrayList<>();
             MstarClient.JSON.readTree(response.body()).path("outputs").forEach(outputs::add);
-            references.put(job, Speech.of(outputs));
+            references.put(job.spec(), Speech.of(outputs));
             jobs.add(job);
         }
         return jobs;
@@ -250,8 +244,8 @@ class SoakTests {
         if (model == 0) {
             ToyTtsJob reference = speeches.get(plan.nextInt(speeches.size()));
             // An abandoned one generates long enough to be caught mid-loop.
-            return longRunning ? new ToyTtsJob(reference.prompt(), 300, 0.9, plan.nextInt(1000), true, Map.of())
-                    : reference;
+            return longRunning ? new ToyTtsJob(new SpeechSpec(reference.spec().prompt(), 300, 0.9, plan.nextInt(1000),
+                    true), Map.of()) : reference;
         }
         List<Integer> input = List.of(plan.nextInt(50), plan.nextInt(50));
         int maxTokens = longRunning ? 200 + plan.nextInt(400) : 1 + plan.nextInt(12);

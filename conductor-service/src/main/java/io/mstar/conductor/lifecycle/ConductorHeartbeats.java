@@ -74,8 +74,4 @@ public final class ConductorHeartbeats implements SmartLifecycle {
     public synchronized boolean isRunning() {
         return timer != null;
     }
-
-    public Duration interval() {
-        return interval;
-    }
 }

@@ -5,7 +5,6 @@ import java.nio.ByteOrder;
 import java.util.List;
 
 import io.mstar.tensor.device.Device;
-import io.mstar.tensor.device.DeviceBuffer;
 
 /**
  * Moving {@code int32} tensors between Java arrays and a device: what host kernels and tests compute with.
@@ -35,17 +34,6 @@ public final class Int32Tensors {
 
     /** A fresh one-dimensional tensor on {@code device} holding {@code values}; the caller owns it. */
     public static Tensor write(Device device, int[] values) {
-        ByteBuffer bytes = ByteBuffer.allocateDirect(values.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-        bytes.asIntBuffer().put(values);
-        DeviceBuffer buffer = device.allocate(values.length * 4L);
-        try {
-            if (values.length > 0) {
-                device.copyFromHost(bytes, buffer, 0);
-            }
-        } catch (RuntimeException e) {
-            device.free(buffer);
-            throw e;
-        }
-        return new Tensor(buffer, DTYPE, List.of((long) values.length));
+        return new Tensor(DeviceUploads.ints(device, values), DTYPE, List.of((long) values.length));
     }
 }

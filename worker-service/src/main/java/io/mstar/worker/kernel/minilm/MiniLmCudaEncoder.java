@@ -7,6 +7,7 @@ import java.util.List;
 
 import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.worker.kernel.DeviceUploads;
 
 /**
  * The encoder on a GPU: the weights live on the device from construction to {@link #close()} (about 90 MB for
@@ -88,8 +89,8 @@ public final class MiniLmCudaEncoder implements MiniLmEncoder {
     private void forward(PaddedBatch batch, List<DeviceBuffer> scratch, float[] pooledOut) {
         int rows = batch.rows();
         int h = config.hidden();
-        DeviceBuffer ids = track(scratch, uploadInts(batch.ids()));
-        DeviceBuffer lengths = track(scratch, uploadInts(batch.lengths()));
+        DeviceBuffer ids = track(scratch, DeviceUploads.ints(device, batch.ids()));
+        DeviceBuffer lengths = track(scratch, DeviceUploads.ints(device, batch.lengths()));
         DeviceBuffer x = track(scratch, device.allocate(4L * rows * h));
         DeviceBuffer qkv = track(scratch, device.allocate(4L * rows * 3 * h));
         DeviceBuffer ctx = track(scratch, device.allocate(4L * rows * h));
@@ -119,26 +120,12 @@ public final class MiniLmCudaEncoder implements MiniLmEncoder {
     }
 
     private DeviceBuffer upload(float[] values) {
-        ByteBuffer bytes = ByteBuffer.allocateDirect(values.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-        bytes.asFloatBuffer().put(values);
-        DeviceBuffer b = device.allocate(values.length * 4L);
+        DeviceBuffer b = DeviceUploads.floats(device, values);
         owned.add(b);
-        device.copyFromHost(bytes, b, 0);
         return b;
     }
 
-    private DeviceBuffer uploadInts(int[] values) {
-        ByteBuffer bytes = ByteBuffer.allocateDirect(values.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-        bytes.asIntBuffer().put(values);
-        DeviceBuffer b = device.allocate(values.length * 4L);
-        try {
-            device.copyFromHost(bytes, b, 0);
-        } catch (RuntimeException e) {
-            device.free(b);
-            throw e;
-        }
-        return b;
-    }
+
 
     /** Frees the weights; idempotent. */
     @Override

@@ -1,7 +1,6 @@
 package io.mstar.worker.kernel.minilm;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +12,7 @@ import java.util.function.Function;
 
 import io.mstar.model.MiniLmModel;
 import io.mstar.tensor.device.Device;
+import io.mstar.worker.kernel.DeviceUploads;
 import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.worker.kernel.Int32Tensors;
 import io.mstar.worker.kernel.NodeCall;
@@ -129,16 +129,7 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
     }
 
     private static Tensor floats(Device device, float[] values) {
-        ByteBuffer bytes = ByteBuffer.allocateDirect(values.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-        bytes.asFloatBuffer().put(values);
-        DeviceBuffer buffer = device.allocate(values.length * 4L);
-        try {
-            device.copyFromHost(bytes, buffer, 0);
-        } catch (RuntimeException e) {
-            device.free(buffer);
-            throw e;
-        }
-        return new Tensor(buffer, MiniLmModel.EMBEDDING_DTYPE, List.of((long) values.length));
+        return new Tensor(DeviceUploads.floats(device, values), MiniLmModel.EMBEDDING_DTYPE, List.of((long) values.length));
     }
 
     /** Frees the encoder's device memory and the tokenizer, waiting for a load still under way. Idempotent. */

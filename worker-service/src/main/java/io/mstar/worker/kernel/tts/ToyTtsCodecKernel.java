@@ -1,14 +1,12 @@
 package io.mstar.worker.kernel.tts;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 import io.mstar.model.ToyTtsModel;
 import io.mstar.tensor.device.Device;
-import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.worker.kernel.DeviceUploads;
 import io.mstar.worker.kernel.Int32Tensors;
 import io.mstar.worker.kernel.KernelException;
 import io.mstar.worker.kernel.NodeCall;
@@ -63,15 +61,6 @@ public final class ToyTtsCodecKernel implements NodeKernel {
                     + " tokens after the first holds no fresh token");
         }
         short[] pcm = ToyTtsSynth.window(bytes, context);
-        ByteBuffer bytesOut = ByteBuffer.allocateDirect(pcm.length * 2).order(ByteOrder.LITTLE_ENDIAN);
-        bytesOut.asShortBuffer().put(pcm);
-        DeviceBuffer buffer = device.allocate(pcm.length * 2L);
-        try {
-            device.copyFromHost(bytesOut, buffer, 0);
-        } catch (RuntimeException e) {
-            device.free(buffer);
-            throw e;
-        }
-        return Map.of(ToyTtsModel.AUDIO, new Tensor(buffer, PCM_DTYPE, List.of((long) pcm.length)));
+        return Map.of(ToyTtsModel.AUDIO, new Tensor(DeviceUploads.shorts(device, pcm), PCM_DTYPE, List.of((long) pcm.length)));
     }
 }

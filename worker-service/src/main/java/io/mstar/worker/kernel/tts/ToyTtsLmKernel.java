@@ -35,7 +35,7 @@ import io.mstar.worker.kv.StopReason;
  * grows likelier with every token; with {@code ignore_eos} EOS is masked instead, so a benchmark runs to
  * {@code max_tokens}). A bad input or unusable logits fail that request only.
  */
-public final class ToyTtsLmKernel implements KvCacheKernel {
+public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
 
     /** EOS logit added per token generated so far, from {@link #EOS_ONSET} tokens on (negative before). */
     public static final float EOS_RAMP = 0.4f;
@@ -46,6 +46,18 @@ public final class ToyTtsLmKernel implements KvCacheKernel {
 
     public ToyTtsLmKernel(Supplier<LmBackend> backendFactory) {
         this.backendFactory = backendFactory;
+    }
+
+    /**
+     * Frees what the backend holds on the device (the CUDA backend's weights) before the device closes: the worker's
+     * {@code KernelCatalog} closes its kernels first, so the weights are not reported as leaked at shutdown.
+     */
+    @Override
+    public void close() throws Exception {
+        if (backend instanceof AutoCloseable closeable) {
+            backend = null;
+            closeable.close();
+        }
     }
 
     @Override

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Optional;
 
 import io.mstar.tensor.device.Device;
+import io.mstar.worker.kernel.DeviceUploads;
 import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.tensor.device.cuda.CudaDevice;
@@ -54,17 +55,7 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
         CUmodule module = device.loadModule(ptx);
         this.forward = device.function(module, FORWARD);
         checkLayout(device.function(module, LAYOUT_TOTAL), model);
-        float[] values = model.values();
-        ByteBuffer bytes = ByteBuffer.allocateDirect(values.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        bytes.asFloatBuffer().put(values);
-        DeviceBuffer buffer = device.allocate(bytes.capacity());
-        try {
-            device.copyFromHost(bytes, buffer, 0);
-        } catch (RuntimeException e) {
-            device.free(buffer);
-            throw e;
-        }
-        this.weights = buffer;
+        this.weights = DeviceUploads.floats(device, model.values());
     }
 
     /** The .cu file hard-codes the layout; a weights class that changed without it would compute garbage. */

@@ -1,4 +1,4 @@
-package io.mstar.worker.messaging;
+package io.mstar.controlplane;
 
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -6,7 +6,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import io.mstar.deployment.DeploymentConfigException;
 
 /** Turns an invalid deployment config into one readable start-up failure naming the file and the key. */
-final class DeploymentConfigFailureAnalyzer extends AbstractFailureAnalyzer<DeploymentConfigException> {
+public final class DeploymentConfigFailureAnalyzer extends AbstractFailureAnalyzer<DeploymentConfigException> {
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, DeploymentConfigException cause) {

@@ -1,4 +1,4 @@
-package io.mstar.conductor.messaging;
+package io.mstar.controlplane;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;

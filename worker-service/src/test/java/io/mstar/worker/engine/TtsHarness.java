@@ -140,8 +140,7 @@ final class TtsHarness implements AutoCloseable {
             placement.put(g.id(), model.nodeGroups().get(g.nodeGroupIndex()).workers().stream()
                     .map(w -> EntityId.worker(w).value()).toList());
         }
-        Map<String, KvCacheConfig> kv = new HashMap<>();
-        deployment.models().forEach(m -> m.kvCache().ifPresent(c -> kv.put(m.name(), c)));
+        Map<String, KvCacheConfig> kv = TestWorker.kvCachesOf(deployment);
         data = new TestConductor(dir);
         loop = new TestConductorLoop<>(broker, data, runs, this::onResult, this::onDone);
         Function<Device, KernelCatalog> catalog = d -> new KernelCatalog(List.of(kernels.apply(d)));
@@ -294,37 +293,17 @@ final class TtsHarness implements AutoCloseable {
         return runs.get(id);
     }
 
-    record KvState(long poolBytes, int requests, int pagesInUse) {
-    }
-
-    KvState kv(TestWorker w) {
-        return w.loop.ask(st -> new KvState(w.kv.poolBytes(), w.kv.requestsHoldingPages(),
-                w.kv.stats().values().stream().mapToInt(p -> p.pagesInUse()).sum())).block(Duration.ofSeconds(5));
-    }
-
-
     void assertBaseline() {
         for (TestWorker w : List.of(w0, w1)) {
-            EngineSnapshot s = w.snapshot();
-            assertThat(s.requests()).as("%s requests", w.id).isZero();
-            assertThat(s.tensors().liveTensors()).as("%s live tensors", w.id).isZero();
-            assertThat(s.readsInFlight()).as("%s reads in flight", w.id).isZero();
-            KvState kv = kv(w);
-            assertThat(kv.requests()).as("%s requests holding KV pages", w.id).isZero();
-            assertThat(kv.pagesInUse()).as("%s KV pages in use", w.id).isZero();
-            long expected = kv.poolBytes() + fixedBytes.getOrDefault(w.id.value(), 0L);
-            assertThat(w.deviceBytes()).as("%s device bytes beyond the KV pools and weights", w.id)
-                    .isEqualTo(expected);
-            assertThat(w.data.arenaOccupancy().liveSlots()).as("%s arena slots", w.id).isZero();
+            w.assertAtBaseline(w.assertNoKvPagesHeld().poolBytes() + fixedBytes.getOrDefault(w.id.value(), 0L));
         }
-        assertThat(data.store.liveTensorCount()).as("conductor tensors").isZero();
-        assertThat(data.device.stats().bytesInUse()).as("conductor device bytes").isZero();
+        data.assertAtBaseline();
     }
 
     /** Records device bytes held beyond the KV pools now (weights a GPU backend uploaded) as the baseline. */
     void recordFixedBytes() {
         for (TestWorker w : List.of(w0, w1)) {
-            fixedBytes.put(w.id.value(), w.deviceBytes() - kv(w).poolBytes());
+            fixedBytes.put(w.id.value(), w.deviceBytes() - w.kvState().poolBytes());
         }
     }
 

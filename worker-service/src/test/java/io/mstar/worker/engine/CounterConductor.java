@@ -7,7 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import io.mstar.graph.GraphEdge;
@@ -16,24 +15,17 @@ import io.mstar.graph.WorkerGraph;
 import io.mstar.messaging.EntityId;
 import io.mstar.model.CounterModel;
 import io.mstar.request.CurrentForwardPassInfo;
-import io.mstar.wire.ConductorMessage;
-import io.mstar.wire.DrainRequest;
-import io.mstar.wire.FailRequests;
 import io.mstar.wire.InputSignals;
 import io.mstar.wire.NewRequest;
-import io.mstar.wire.ReadsDone;
-import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.ResultTensors;
-import io.mstar.wire.TensorReceived;
-import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerGraphsDone;
 import io.mstar.wire.WorkerMessage;
 
 /**
  * The test's conductor for the counter model, playing docs/request-flow.md message for message: NewRequests, the
  * counter policy between passes (prefill, decode while tokens remain, unpersist the old state, producer_done), reading
- * and acknowledging every ResultTensors, and the drain / ReadsDone / remove teardown, also after a FailRequests.
- * Runs on the test thread.
+ * and acknowledging every ResultTensors, and (through {@link TestConductorLoop}) the drain / ReadsDone / remove
+ * teardown, also after a FailRequests. Runs on the test thread.
  */
 final class CounterConductor {
 
@@ -42,8 +34,7 @@ final class CounterConductor {
     static final EntityId W1 = EntityId.worker(1);
 
     /** One request as the conductor sees it. */
-    static final class Run {
-        final String id;
+    static final class Run extends TestConductorLoop.Request {
         final int maxTokens;
         final Integer stopAt;
         int fwd;
@@ -54,17 +45,17 @@ final class CounterConductor {
         int given;
         boolean defaultDone;
         boolean detokDone;
-        String failure;
-        final Set<String> readsDone = new HashSet<>();
-        boolean draining;
-        boolean removed;
         final Map<String, List<int[]>> outputs = new LinkedHashMap<>();
-        final List<WorkerGraphsDone> reports = new ArrayList<>();
 
         Run(String id, int maxTokens, Integer stopAt) {
-            this.id = id;
+            super(id);
             this.maxTokens = maxTokens;
             this.stopAt = stopAt;
+        }
+
+        @Override
+        String progress() {
+            return "default=" + defaultDone + " detok=" + detokDone;
         }
 
         List<Integer> flat(String signal) {
@@ -90,10 +81,12 @@ final class CounterConductor {
     final int chunk;
     final Map<Integer, List<String>> placement = new LinkedHashMap<>();
     final Map<String, Run> runs = new LinkedHashMap<>();
+    private final TestConductorLoop<Run> loop;
 
     CounterConductor(InProcessBroker broker, TestConductor data, List<WorkerGraph> graphs) {
         this.broker = broker;
         this.data = data;
+        this.loop = new TestConductorLoop<>(broker, data, runs, this::onResult, this::onDone);
         for (WorkerGraph g : graphs) {
             placement.put(g.id(), List.of(EntityId.worker(g.nodeGroupIndex()).value()));
         }
@@ -136,64 +129,19 @@ final class CounterConductor {
 
     /** Handles conductor messages until {@code done} holds. */
     void pumpUntil(BooleanSupplier done, Duration timeout) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!done.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out; runs: " + describe());
-            }
-            ConductorMessage message = broker.conductor.poll(50, TimeUnit.MILLISECONDS);
-            if (message != null) {
-                handle(message);
-            }
-        }
+        loop.pumpUntil(done, timeout);
     }
 
     void pumpUntilRemoved(Duration timeout) throws Exception {
-        pumpUntil(() -> runs.values().stream().allMatch(r -> r.removed), timeout);
+        loop.pumpUntilRemoved(timeout);
     }
 
-    private String describe() {
-        StringBuilder b = new StringBuilder();
-        runs.values().forEach(r -> b.append(r.id).append(" default=").append(r.defaultDone).append(" detok=")
-                .append(r.detokDone).append(" failure=").append(r.failure).append(" readsDone=").append(r.readsDone)
-                .append(" removed=").append(r.removed).append("; "));
-        return b.toString();
-    }
-
-    void handle(ConductorMessage message) throws Exception {
-        Object body = message.body();
-        if (body instanceof ResultTensors result) {
-            Run run = runs.get(result.requestId());
-            TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
-            int[] values = data.read(result.requestId(), info);
-            run.outputs.computeIfAbsent(result.graphEdge().name(), n -> new ArrayList<>()).add(values);
-            broker.fromConductor(EntityId.parse(info.sourceEntity()), WorkerMessage.of(
-                    new TensorReceived(result.requestId(), Map.of(info.uuid(), 1), List.of())));
-        } else if (body instanceof WorkerGraphsDone done) {
-            onDone(runs.get(done.requestId()), done);
-        } else if (body instanceof FailRequests failed) {
-            failed.errors().forEach((id, error) -> {
-                Run run = runs.get(id);
-                run.failure = error;
-                teardown(run);
-            });
-        } else if (body instanceof ReadsDone readsDone) {
-            Run run = runs.get(readsDone.requestId());
-            run.readsDone.add(readsDone.entityId());
-            if (run.draining && !run.removed && run.readsDone.containsAll(Set.of(W0.value(), W1.value()))) {
-                broker.fromConductor(W0, WorkerMessage.of(new RemoveRequest(run.id)));
-                broker.fromConductor(W1, WorkerMessage.of(new RemoveRequest(run.id)));
-                data.removeRequest(run.id);
-                run.removed = true;
-            }
-        }
+    private void onResult(Run run, ResultTensors result) throws Exception {
+        int[] values = loop.readAndAcknowledge(result, data::read);
+        run.outputs.computeIfAbsent(result.graphEdge().name(), n -> new ArrayList<>()).add(values);
     }
 
     private void onDone(Run run, WorkerGraphsDone done) {
-        run.reports.add(done);
-        if (run.draining) {
-            return;
-        }
         if (done.partitionName().equals(CounterModel.DETOK_PARTITION)) {
             if (done.partitionDone()) {
                 run.detokDone = true;
@@ -203,12 +151,12 @@ final class CounterConductor {
             run.produced += made;
             TensorPointerInfo old = run.state;
             run.state = done.persistSignals().get(CounterModel.STATE).get(0);
-            unpersist(old, run.stateHandouts, run.id);
+            loop.unpersist(old, run.stateHandouts, run.id);
             run.stateHandouts = 0;
             List<TensorPointerInfo> stopped = done.persistSignals().getOrDefault(CounterModel.STOPPED, List.of());
             if (!stopped.isEmpty() || run.produced >= run.maxTokens) {
-                stopped.forEach(t -> unpersist(t, 0, run.id));
-                unpersist(run.state, 0, run.id);
+                stopped.forEach(t -> loop.unpersist(t, 0, run.id));
+                loop.unpersist(run.state, 0, run.id);
                 run.state = null;
                 run.defaultDone = true;
                 CurrentForwardPassInfo info = info(run, CounterModel.CHUNK, CounterModel.DETOK_PARTITION, Map.of());
@@ -227,7 +175,7 @@ final class CounterConductor {
             }
         }
         if (run.defaultDone && run.detokDone) {
-            teardown(run);
+            loop.drain(run);
         }
     }
 
@@ -239,22 +187,6 @@ final class CounterConductor {
         run.stateHandouts++;
         broker.fromConductor(W1, WorkerMessage.of(new InputSignals(run.id,
                 List.of(new GraphEdge(CounterModel.STEP, CounterModel.STATE, List.of(run.state))), info)));
-    }
-
-    private void unpersist(TensorPointerInfo tensor, int handouts, String id) {
-        if (tensor != null) {
-            broker.fromConductor(EntityId.parse(tensor.sourceEntity()),
-                    WorkerMessage.of(new UnpersistTensors(id, Map.of(tensor.uuid(), handouts))));
-        }
-    }
-
-    void teardown(Run run) {
-        if (run.draining) {
-            return;
-        }
-        run.draining = true;
-        broker.fromConductor(W0, WorkerMessage.of(new DrainRequest(run.id)));
-        broker.fromConductor(W1, WorkerMessage.of(new DrainRequest(run.id)));
     }
 
     /** The predicted outputs of CounterModel's javadoc. */

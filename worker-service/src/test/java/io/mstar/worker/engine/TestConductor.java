@@ -1,5 +1,7 @@
 package io.mstar.worker.engine;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -102,6 +104,12 @@ final class TestConductor implements AutoCloseable {
         int[] values = new int[(int) (info.nbytes() / 4)];
         bytes.asIntBuffer().get(values);
         return values;
+    }
+
+    /** The conductor's side of the leak check: no tensor and no device byte left. */
+    void assertAtBaseline() {
+        assertThat(store.liveTensorCount()).as("conductor tensors").isZero();
+        assertThat(device.stats().bytesInUse()).as("conductor device bytes").isZero();
     }
 
     void removeRequest(String requestId) {

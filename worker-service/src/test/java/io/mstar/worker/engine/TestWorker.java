@@ -1,7 +1,10 @@
 package io.mstar.worker.engine;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -10,6 +13,7 @@ import java.util.function.Supplier;
 import org.springframework.util.unit.DataSize;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mstar.deployment.DeploymentConfig;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.messaging.EntityId;
@@ -79,6 +83,49 @@ final class TestWorker implements AutoCloseable {
 
     long deviceBytes() {
         return data.device().stats().bytesInUse();
+    }
+
+    /** This worker's KV pools: bytes taken, requests holding pages, pages in use. */
+    record KvState(long poolBytes, int requests, int pagesInUse) {
+    }
+
+    /** The KV pools now, taken on the loop, which owns them. */
+    KvState kvState() {
+        return loop.ask(st -> new KvState(kv.poolBytes(), kv.requestsHoldingPages(),
+                kv.stats().values().stream().mapToInt(p -> p.pagesInUse()).sum())).block(Duration.ofSeconds(5));
+    }
+
+    /**
+     * Every KV page is free again; answers the pools, which are taken at a node's first batch and kept until
+     * shutdown, so a test can count their bytes as baseline.
+     */
+    KvState assertNoKvPagesHeld() {
+        KvState state = kvState();
+        assertThat(state.requests()).as("%s requests holding KV pages", id).isZero();
+        assertThat(state.pagesInUse()).as("%s KV pages in use", id).isZero();
+        return state;
+    }
+
+    /**
+     * The leak check a test ends with: no request, live tensor, read in flight or arena slot left, and exactly
+     * {@code deviceBytes} on the device (what outlives requests: KV pools, uploaded weights). Answers the snapshot
+     * it checked, for a test that asserts more of it.
+     */
+    EngineSnapshot assertAtBaseline(long deviceBytes) {
+        EngineSnapshot s = snapshot();
+        assertThat(s.requests()).as("%s requests", id).isZero();
+        assertThat(s.tensors().liveTensors()).as("%s live tensors", id).isZero();
+        assertThat(s.readsInFlight()).as("%s reads in flight", id).isZero();
+        assertThat(deviceBytes()).as("%s device bytes beyond what outlives requests", id).isEqualTo(deviceBytes);
+        assertThat(data.arenaOccupancy().liveSlots()).as("%s arena slots", id).isZero();
+        return s;
+    }
+
+    /** The kv_cache settings of each model of {@code deployment} that has one, as the constructors take them. */
+    static Map<String, KvCacheConfig> kvCachesOf(DeploymentConfig deployment) {
+        Map<String, KvCacheConfig> kv = new HashMap<>();
+        deployment.models().forEach(m -> m.kvCache().ifPresent(c -> kv.put(m.name(), c)));
+        return kv;
     }
 
     @Override

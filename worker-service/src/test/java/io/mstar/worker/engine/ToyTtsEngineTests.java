@@ -156,8 +156,8 @@ class ToyTtsEngineTests {
             assertThat(run.lmDone).as("aborted while generating").isFalse();
             assertThat(run.text.size()).isLessThan(3000);
             assertThat(out(h.runs.get("short")).text()).hasSize(20);
-            assertThat(h.kv(h.w1).poolBytes()).as("lm ran on worker 1").isPositive();
-            assertThat(h.kv(h.w0).poolBytes()).as("no lm on worker 0").isZero();
+            assertThat(h.w1.kvState().poolBytes()).as("lm ran on worker 1").isPositive();
+            assertThat(h.w0.kvState().poolBytes()).as("no lm on worker 0").isZero();
         } // close(): both workers at baseline
     }
 

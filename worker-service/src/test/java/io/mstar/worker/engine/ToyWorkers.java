@@ -1,7 +1,5 @@
 package io.mstar.worker.engine;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -37,9 +35,6 @@ abstract class ToyWorkers {
     TestWorker w0;
     TestWorker w1;
 
-    record KvState(long poolBytes, int requests, int pagesInUse) {
-    }
-
     abstract ModelGraph graph();
 
     /** The deployment: the model's node groups (and kv_cache settings) on workers 0 and 1. */
@@ -56,8 +51,7 @@ abstract class ToyWorkers {
         data = new TestConductor(dir);
         conductor = new ToyConductor(broker, data, graphs);
         KernelCatalog catalog = new KernelCatalog(List.of(kernels()));
-        Map<String, io.mstar.deployment.KvCacheConfig> kv = new java.util.HashMap<>();
-        deployment.models().forEach(m -> m.kvCache().ifPresent(c -> kv.put(m.name(), c)));
+        Map<String, io.mstar.deployment.KvCacheConfig> kv = TestWorker.kvCachesOf(deployment);
         w0 = new TestWorker(0, dir, broker, catalog, graphs, kv);
         w1 = new TestWorker(1, dir, broker, catalog, graphs, kv);
     }
@@ -66,20 +60,9 @@ abstract class ToyWorkers {
     void everythingIsFreed() {
         try {
             for (TestWorker w : List.of(w0, w1)) {
-                EngineSnapshot s = w.snapshot();
-                assertThat(s.requests()).as("%s requests", w.id).isZero();
-                assertThat(s.tensors().liveTensors()).as("%s live tensors", w.id).isZero();
-                assertThat(s.readsInFlight()).as("%s reads in flight", w.id).isZero();
-                // KV pools are taken at a node's first batch and kept until shutdown; every page is free again
-                KvState kv = w.loop.ask(st -> new KvState(w.kv.poolBytes(), w.kv.requestsHoldingPages(),
-                        w.kv.stats().values().stream().mapToInt(p -> p.pagesInUse()).sum())).block(TIMEOUT);
-                assertThat(kv.requests()).as("%s requests holding KV pages", w.id).isZero();
-                assertThat(kv.pagesInUse()).as("%s KV pages in use", w.id).isZero();
-                assertThat(w.deviceBytes()).as("%s device bytes beyond the KV pools", w.id).isEqualTo(kv.poolBytes());
-                assertThat(w.data.arenaOccupancy().liveSlots()).as("%s arena slots", w.id).isZero();
+                w.assertAtBaseline(w.assertNoKvPagesHeld().poolBytes());
             }
-            assertThat(data.store.liveTensorCount()).as("conductor tensors").isZero();
-            assertThat(data.device.stats().bytesInUse()).as("conductor device bytes").isZero();
+            data.assertAtBaseline();
         } finally {
             w0.close();
             w1.close();

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -32,16 +31,9 @@ import io.mstar.request.MultiSamplingConfig;
 import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.HostDevice;
-import io.mstar.wire.ConductorMessage;
-import io.mstar.wire.DrainRequest;
-import io.mstar.wire.FailRequests;
 import io.mstar.wire.InputSignals;
 import io.mstar.wire.NewRequest;
-import io.mstar.wire.ReadsDone;
-import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.ResultTensors;
-import io.mstar.wire.TensorReceived;
-import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerGraphsDone;
 import io.mstar.wire.WorkerMessage;
 import io.mstar.worker.kernel.KernelCatalog;
@@ -51,9 +43,10 @@ import io.mstar.worker.kernel.ModelKernels;
  * Two in-process workers serving toy-tts under a given deployment, and a test conductor playing the toy-tts policy
  * message for message (as {@code ToyTtsPolicy} in the conductor decides): NewRequests to the lm and codec partitions,
  * prefill, decode passes of {@code min(16, tokens left)} iterations with the pass seed {@code seed + pass}, done on
- * {@code stopped} or {@code max_tokens}, the old {@code state} unpersisted, {@code producer_done} to the codec, every
- * output read and acknowledged, drain / ReadsDone / remove (also for an abort). {@link #close} asserts both workers
- * are back at baseline: no request, tensor, KV page or device byte beyond the KV pools.
+ * {@code stopped} or {@code max_tokens}, the old {@code state} unpersisted, {@code producer_done} to the codec; every
+ * output read and acknowledged and drain / ReadsDone / remove (also for an abort) by {@link TestConductorLoop}.
+ * {@link #close} asserts both workers are back at baseline: no request, tensor, KV page or device byte beyond the KV
+ * pools.
  */
 final class TtsHarness implements AutoCloseable {
 
@@ -80,8 +73,7 @@ final class TtsHarness implements AutoCloseable {
             """;
 
     /** One request as this conductor sees it. */
-    static final class Run {
-        final String id;
+    static final class Run extends TestConductorLoop.Request {
         final byte[] prompt;
         final int maxTokens;
         final SamplingConfig sampling;
@@ -96,20 +88,21 @@ final class TtsHarness implements AutoCloseable {
         boolean codecDone;
         int codecReports;
         int codecDoneReports;
-        String failure;
-        boolean draining;
-        boolean removed;
-        final Set<String> readsDone = new HashSet<>();
         /** (pass, iteration) to the text byte. */
         final TreeMap<Long, Integer> text = new TreeMap<>();
         final List<byte[]> audio = new ArrayList<>();
 
         Run(String id, byte[] prompt, int maxTokens, SamplingConfig sampling, long seed) {
-            this.id = id;
+            super(id);
             this.prompt = prompt;
             this.maxTokens = maxTokens;
             this.sampling = sampling;
             this.seed = seed;
+        }
+
+        @Override
+        String progress() {
+            return "lm=" + lmDone + " codec=" + codecDone;
         }
 
         byte[] textBytes() {
@@ -137,6 +130,7 @@ final class TtsHarness implements AutoCloseable {
     final Map<Integer, List<String>> placement = new LinkedHashMap<>();
     final Map<String, Run> runs = new LinkedHashMap<>();
     private final Map<String, Long> fixedBytes = new HashMap<>();
+    private final TestConductorLoop<Run> loop;
 
     TtsHarness(Path dir, String yaml, Function<Device, ModelKernels> kernels, Supplier<Device> devices) {
         deployment = DeploymentConfig.parse(yaml, "test");
@@ -146,9 +140,9 @@ final class TtsHarness implements AutoCloseable {
             placement.put(g.id(), model.nodeGroups().get(g.nodeGroupIndex()).workers().stream()
                     .map(w -> EntityId.worker(w).value()).toList());
         }
-        Map<String, KvCacheConfig> kv = new HashMap<>();
-        deployment.models().forEach(m -> m.kvCache().ifPresent(c -> kv.put(m.name(), c)));
+        Map<String, KvCacheConfig> kv = TestWorker.kvCachesOf(deployment);
         data = new TestConductor(dir);
+        loop = new TestConductorLoop<>(broker, data, runs, this::onResult, this::onDone);
         Function<Device, KernelCatalog> catalog = d -> new KernelCatalog(List.of(kernels.apply(d)));
         w0 = new TestWorker(0, dir, broker, catalog, graphs, devices, kv);
         w1 = new TestWorker(1, dir, broker, catalog, graphs, devices, kv);
@@ -202,71 +196,32 @@ final class TtsHarness implements AutoCloseable {
     }
 
     void pumpUntil(BooleanSupplier done) throws Exception {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!done.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                StringBuilder b = new StringBuilder();
-                runs.values().forEach(r -> b.append(r.id).append(" lm=").append(r.lmDone).append(" codec=")
-                        .append(r.codecDone).append(" failure=").append(r.failure).append(" removed=")
-                        .append(r.removed).append("; "));
-                throw new AssertionError("timed out: " + b);
-            }
-            ConductorMessage message = broker.conductor.poll(50, TimeUnit.MILLISECONDS);
-            if (message != null) {
-                handle(message);
-            }
-        }
+        loop.pumpUntil(done, TIMEOUT);
     }
 
     void pumpUntilRemoved() throws Exception {
-        pumpUntil(() -> runs.values().stream().allMatch(r -> r.removed));
+        loop.pumpUntilRemoved(TIMEOUT);
     }
 
-    private void handle(ConductorMessage message) throws Exception {
-        Object body = message.body();
-        if (body instanceof ResultTensors result) {
-            Run run = runs.get(result.requestId());
-            TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
-            byte[] bytes = data.readBytes(result.requestId(), info);
-            if (result.graphEdge().name().equals(ToyTtsModel.TEXT)) {
-                assertThat(result.modality()).isEqualTo(ToyTtsModel.TEXT_MODALITY);
-                assertThat(info.dtype()).isEqualTo("int32");
-                int value = (bytes[0] & 0xFF) | (bytes[1] & 0xFF) << 8 | (bytes[2] & 0xFF) << 16 | bytes[3] << 24;
-                long key = (long) result.loopIndices().wgFwdPassIdx() << 32
-                        | result.loopIndices().loopIndices().getOrDefault(ToyTtsModel.DECODE_LOOP, 0);
-                run.text.put(key, value);
-            } else {
-                assertThat(result.graphEdge().name()).isEqualTo(ToyTtsModel.AUDIO);
-                assertThat(result.modality()).isEqualTo(ToyTtsModel.AUDIO_MODALITY);
-                assertThat(info.dtype()).isEqualTo("int16");
-                run.audio.add(bytes);
-            }
-            broker.fromConductor(EntityId.parse(info.sourceEntity()), WorkerMessage.of(
-                    new TensorReceived(result.requestId(), Map.of(info.uuid(), 1), List.of())));
-        } else if (body instanceof WorkerGraphsDone done) {
-            onDone(runs.get(done.requestId()), done);
-        } else if (body instanceof FailRequests failed) {
-            failed.errors().forEach((id, error) -> {
-                Run run = runs.get(id);
-                run.failure = error;
-                teardown(run);
-            });
-        } else if (body instanceof ReadsDone readsDone) {
-            Run run = runs.get(readsDone.requestId());
-            run.readsDone.add(readsDone.entityId());
-            if (run.draining && !run.removed && run.readsDone.containsAll(Set.of(w0.id.value(), w1.id.value()))) {
-                broker.fromConductor(w0.id, WorkerMessage.of(new RemoveRequest(run.id)));
-                broker.fromConductor(w1.id, WorkerMessage.of(new RemoveRequest(run.id)));
-                data.removeRequest(run.id);
-                run.removed = true;
-            }
+    private void onResult(Run run, ResultTensors result) throws Exception {
+        byte[] bytes = loop.readAndAcknowledge(result, data::readBytes);
+        TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
+        if (result.graphEdge().name().equals(ToyTtsModel.TEXT)) {
+            assertThat(result.modality()).isEqualTo(ToyTtsModel.TEXT_MODALITY);
+            assertThat(info.dtype()).isEqualTo("int32");
+            int value = (bytes[0] & 0xFF) | (bytes[1] & 0xFF) << 8 | (bytes[2] & 0xFF) << 16 | bytes[3] << 24;
+            long key = (long) result.loopIndices().wgFwdPassIdx() << 32
+                    | result.loopIndices().loopIndices().getOrDefault(ToyTtsModel.DECODE_LOOP, 0);
+            run.text.put(key, value);
+        } else {
+            assertThat(result.graphEdge().name()).isEqualTo(ToyTtsModel.AUDIO);
+            assertThat(result.modality()).isEqualTo(ToyTtsModel.AUDIO_MODALITY);
+            assertThat(info.dtype()).isEqualTo("int16");
+            run.audio.add(bytes);
         }
     }
 
     private void onDone(Run run, WorkerGraphsDone done) {
-        if (run.draining) {
-            return;
-        }
         if (done.partitionName().equals(ToyTtsModel.CODEC_PARTITION)) {
             run.codecReports++;
             if (done.partitionDone()) {
@@ -286,13 +241,13 @@ final class TtsHarness implements AutoCloseable {
             run.state = done.persistSignals().get(ToyTtsModel.STATE).get(0);
             run.stateHandouts = 0;
             if (walk.equals(ToyTtsModel.DECODE)) {
-                unpersist(old, oldHandouts, run.id);
+                loop.unpersist(old, oldHandouts, run.id);
                 run.produced += done.newTokenCounts().getOrDefault(ToyTtsModel.TEXT, 0);
                 List<TensorPointerInfo> stopped = done.persistSignals().getOrDefault(ToyTtsModel.STOPPED, List.of());
                 if (!stopped.isEmpty() || run.produced >= run.maxTokens) {
                     run.stopped = !stopped.isEmpty();
-                    stopped.forEach(t -> unpersist(t, 0, run.id));
-                    unpersist(run.state, 0, run.id);
+                    stopped.forEach(t -> loop.unpersist(t, 0, run.id));
+                    loop.unpersist(run.state, 0, run.id);
                     run.state = null;
                     run.lmDone = true;
                     CurrentForwardPassInfo info = info(run, ToyTtsModel.CODEC_WALK, ToyTtsModel.CODEC_PARTITION, 0,
@@ -309,7 +264,7 @@ final class TtsHarness implements AutoCloseable {
             }
         }
         if (run.lmDone && run.codecDone) {
-            teardown(run);
+            loop.drain(run);
         }
     }
 
@@ -326,21 +281,9 @@ final class TtsHarness implements AutoCloseable {
         }
     }
 
-    private void unpersist(TensorPointerInfo tensor, int handouts, String id) {
-        if (tensor != null) {
-            broker.fromConductor(EntityId.parse(tensor.sourceEntity()),
-                    WorkerMessage.of(new UnpersistTensors(id, Map.of(tensor.uuid(), handouts))));
-        }
-    }
-
-    /** Drain and remove: the end of every request, and an abort when called before it finished. */
+    /** Drain and remove: an abort when called before the request finished. */
     void teardown(Run run) {
-        if (run.draining) {
-            return;
-        }
-        run.draining = true;
-        broker.fromConductor(w0.id, WorkerMessage.of(new DrainRequest(run.id)));
-        broker.fromConductor(w1.id, WorkerMessage.of(new DrainRequest(run.id)));
+        loop.drain(run);
     }
 
     /** Runs one request to its end and answers it. */
@@ -350,37 +293,17 @@ final class TtsHarness implements AutoCloseable {
         return runs.get(id);
     }
 
-    record KvState(long poolBytes, int requests, int pagesInUse) {
-    }
-
-    KvState kv(TestWorker w) {
-        return w.loop.ask(st -> new KvState(w.kv.poolBytes(), w.kv.requestsHoldingPages(),
-                w.kv.stats().values().stream().mapToInt(p -> p.pagesInUse()).sum())).block(Duration.ofSeconds(5));
-    }
-
-
     void assertBaseline() {
         for (TestWorker w : List.of(w0, w1)) {
-            EngineSnapshot s = w.snapshot();
-            assertThat(s.requests()).as("%s requests", w.id).isZero();
-            assertThat(s.tensors().liveTensors()).as("%s live tensors", w.id).isZero();
-            assertThat(s.readsInFlight()).as("%s reads in flight", w.id).isZero();
-            KvState kv = kv(w);
-            assertThat(kv.requests()).as("%s requests holding KV pages", w.id).isZero();
-            assertThat(kv.pagesInUse()).as("%s KV pages in use", w.id).isZero();
-            long expected = kv.poolBytes() + fixedBytes.getOrDefault(w.id.value(), 0L);
-            assertThat(w.deviceBytes()).as("%s device bytes beyond the KV pools and weights", w.id)
-                    .isEqualTo(expected);
-            assertThat(w.data.arenaOccupancy().liveSlots()).as("%s arena slots", w.id).isZero();
+            w.assertAtBaseline(w.assertNoKvPagesHeld().poolBytes() + fixedBytes.getOrDefault(w.id.value(), 0L));
         }
-        assertThat(data.store.liveTensorCount()).as("conductor tensors").isZero();
-        assertThat(data.device.stats().bytesInUse()).as("conductor device bytes").isZero();
+        data.assertAtBaseline();
     }
 
     /** Records device bytes held beyond the KV pools now (weights a GPU backend uploaded) as the baseline. */
     void recordFixedBytes() {
         for (TestWorker w : List.of(w0, w1)) {
-            fixedBytes.put(w.id.value(), w.deviceBytes() - kv(w).poolBytes());
+            fixedBytes.put(w.id.value(), w.deviceBytes() - w.kvState().poolBytes());
         }
     }
 

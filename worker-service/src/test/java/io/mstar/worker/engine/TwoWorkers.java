@@ -83,17 +83,11 @@ abstract class TwoWorkers {
         }
         try {
             for (TestWorker w : List.of(w0, w1)) {
-                EngineSnapshot s = w.snapshot();
-                assertThat(s.requests()).as("%s requests", w.id).isZero();
-                assertThat(s.tensors().liveTensors()).as("%s live tensors", w.id).isZero();
-                assertThat(s.readsInFlight()).as("%s reads in flight", w.id).isZero();
-                assertThat(w.deviceBytes()).as("%s device bytes", w.id).isZero();
-                assertThat(w.data.arenaOccupancy().liveSlots()).as("%s arena slots", w.id).isZero();
+                EngineSnapshot s = w.assertAtBaseline(0); // the counter keeps nothing between requests
                 assertThat(s.tensors().errors().values().stream().mapToLong(Long::longValue).sum())
                         .as("%s tensor store errors %s", w.id, s.tensors().errors()).isZero();
             }
-            assertThat(data.store.liveTensorCount()).as("conductor tensors").isZero();
-            assertThat(data.device.stats().bytesInUse()).as("conductor device bytes").isZero();
+            data.assertAtBaseline();
         } finally {
             w0.close();
             w1.close();

@@ -42,7 +42,7 @@ class ConductorImageTests {
     @Test
     void theImageIsNonRootAndItsEntrypointServesTheConductor() throws Exception {
         Path image = ProjectLayout.discover().root().resolve("conductor-service/target/jib-image.tar");
-        assertThat(image).as("built by mvn package (jib:buildTar)").isRegularFile();
+        assertThat(image).as("built by mvn verify of conductor-service (jib:buildTar)").isRegularFile();
         Path unpacked = Files.createDirectories(dir.resolve("image"));
         run("tar", "--warning=no-unknown-keyword", "-xf", image.toString(), "-C", unpacked.toString());
 

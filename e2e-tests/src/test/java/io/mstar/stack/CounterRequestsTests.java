@@ -13,9 +13,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -35,24 +32,7 @@ class CounterRequestsTests {
     private static final int LONG_MAX_TOKENS = 4000;
 
     @RegisterExtension
-    static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2);
-
-    private static MstarClient client;
-
-    @BeforeAll
-    static void connect() {
-        client = new MstarClient(STACK.stack().conductor().baseUrl());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        client.close();
-    }
-
-    @AfterEach
-    void everyProcessIsBackToBaseline() {
-        Leaks.awaitBaseline(STACK.stack(), SETTLE);
-    }
+    static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2).backToBaselineAfterEach(SETTLE);
 
     @Test
     void fiftyConcurrentRequestsStreamingAndNotAllGetTheirExactOutputs() throws Exception {
@@ -86,12 +66,12 @@ class CounterRequestsTests {
     @Test
     void adminAbortMidLoopEndsTheStreamWithAnAbortedChunk() {
         String id = "abort-admin-" + System.nanoTime();
-        try (MstarClient.Stream stream = client.openStream(
+        try (MstarClient.Stream stream = STACK.client().openStream(
                 MstarClient.counterRequest(id, List.of(1, 2), LONG_MAX_TOKENS, null, true))) {
             assertThat(stream.status()).isEqualTo(200);
             awaitTokens(stream, 3);
 
-            HttpResponse<String> abort = client.post("/admin/requests/" + id + "/abort", "",
+            HttpResponse<String> abort = STACK.client().post("/admin/requests/" + id + "/abort", "",
                     MstarClient.bearer(STACK.stack().adminToken().value()));
 
             assertThat(abort.statusCode()).isEqualTo(202);
@@ -105,24 +85,24 @@ class CounterRequestsTests {
     @Test
     void deleteAbortsARunningRequest() {
         String id = "abort-delete-" + System.nanoTime();
-        try (MstarClient.Stream stream = client.openStream(
+        try (MstarClient.Stream stream = STACK.client().openStream(
                 MstarClient.counterRequest(id, List.of(3), LONG_MAX_TOKENS, null, true))) {
             awaitTokens(stream, 2);
 
-            assertThat(client.delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
+            assertThat(STACK.client().delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
 
             List<JsonNode> rest = stream.readAll();
             assertThat(rest.get(rest.size() - 1).path("type").asString()).isEqualTo("aborted");
         }
         assertThat(status(id).path("outcome").asString()).isEqualTo("aborted");
         // Aborting is idempotent.
-        assertThat(client.delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
+        assertThat(STACK.client().delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
     }
 
     @Test
     void clientDisconnectAbortsTheRequest() {
         String id = "abort-disconnect-" + System.nanoTime();
-        MstarClient.Stream stream = client.openStream(MstarClient.counterRequest(id, List.of(4), LONG_MAX_TOKENS, null, true));
+        MstarClient.Stream stream = STACK.client().openStream(MstarClient.counterRequest(id, List.of(4), LONG_MAX_TOKENS, null, true));
         awaitTokens(stream, 2);
 
         stream.close();
@@ -139,7 +119,7 @@ class CounterRequestsTests {
         ObjectNode body = MstarClient.counterRequest("deadline-" + System.nanoTime(), List.of(5), LONG_MAX_TOKENS, null, false);
         body.put("deadline_ms", 300);
 
-        HttpResponse<String> response = client.post("/v1/requests", body.toString(), Map.of());
+        HttpResponse<String> response = STACK.client().post("/v1/requests", body.toString(), Map.of());
 
         assertThat(response.statusCode()).isEqualTo(504);
         assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(
@@ -149,10 +129,10 @@ class CounterRequestsTests {
 
     @Test
     void adminApiNeedsTheRightBearerToken() {
-        assertThat(client.get("/admin/workers", Map.of()).statusCode()).isEqualTo(401);
-        assertThat(client.get("/admin/workers", MstarClient.bearer("not-the-token-0123456789")).statusCode()).isEqualTo(403);
+        assertThat(STACK.client().get("/admin/workers", Map.of()).statusCode()).isEqualTo(401);
+        assertThat(STACK.client().get("/admin/workers", MstarClient.bearer("not-the-token-0123456789")).statusCode()).isEqualTo(403);
 
-        HttpResponse<String> workers = client.get("/admin/workers", MstarClient.bearer(STACK.stack().adminToken().value()));
+        HttpResponse<String> workers = STACK.client().get("/admin/workers", MstarClient.bearer(STACK.stack().adminToken().value()));
 
         assertThat(workers.statusCode()).isEqualTo(200);
         assertThat(workers.body()).contains("worker-0", "worker-1");
@@ -160,23 +140,23 @@ class CounterRequestsTests {
 
     @Test
     void malformedAndOversizedBodiesAreProblems() {
-        HttpResponse<String> malformed = client.post("/v1/requests", "{\"model\": \"counter\", \"inputs\": ", Map.of());
+        HttpResponse<String> malformed = STACK.client().post("/v1/requests", "{\"model\": \"counter\", \"inputs\": ", Map.of());
         assertThat(malformed.statusCode()).isEqualTo(400);
         assertThat(malformed.headers().firstValue("Content-Type")).hasValueSatisfying(
                 type -> assertThat(type).startsWith("application/problem+json"));
 
         byte[] huge = new byte[9 * 1024 * 1024];
         java.util.Arrays.fill(huge, (byte) ' ');
-        HttpResponse<String> oversized = client.postBytes("/v1/requests", huge);
+        HttpResponse<String> oversized = STACK.client().postBytes("/v1/requests", huge);
         assertThat(oversized.statusCode()).isEqualTo(413);
 
-        HttpResponse<String> unknownModel = client.post("/v1/requests",
+        HttpResponse<String> unknownModel = STACK.client().post("/v1/requests",
                 MstarClient.counterRequest(null, List.of(1), 1, null, false).put("model", "nope").toString(), Map.of());
         assertThat(unknownModel.statusCode()).isEqualTo(404);
     }
 
     private static List<JsonNode> streamed(ObjectNode body) {
-        try (MstarClient.Stream stream = client.openStream(body)) {
+        try (MstarClient.Stream stream = STACK.client().openStream(body)) {
             assertThat(stream.status()).as("%s", body.path("request_id")).isEqualTo(200);
             List<JsonNode> chunks = stream.readAll();
             JsonNode last = chunks.get(chunks.size() - 1);
@@ -187,7 +167,7 @@ class CounterRequestsTests {
     }
 
     private static List<JsonNode> collected(ObjectNode body) {
-        HttpResponse<String> response = client.post("/v1/requests", body.toString(), Map.of());
+        HttpResponse<String> response = STACK.client().post("/v1/requests", body.toString(), Map.of());
         assertThat(response.statusCode()).as("%s: %s", body.path("request_id"), response.body()).isEqualTo(200);
         JsonNode answer = MstarClient.JSON.readTree(response.body());
         assertThat(answer.path("status").asString()).isEqualTo("done");
@@ -208,7 +188,7 @@ class CounterRequestsTests {
     }
 
     private static JsonNode status(String id) {
-        HttpResponse<String> response = client.get("/v1/requests/" + id, Map.of());
+        HttpResponse<String> response = STACK.client().get("/v1/requests/" + id, Map.of());
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         return MstarClient.JSON.readTree(response.body());
     }

@@ -6,21 +6,25 @@ import java.time.Duration;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * One real local stack per test class: register it as a static field with
  * {@code @RegisterExtension}. Its state directory is {@code e2e-tests/target/e2e-stacks/<class>},
- * kept after the run so that a failure's process logs can be read. After the class it stops
- * everything and fails the class if any process it started is still alive.
+ * kept after the run so that a failure's process logs can be read. It holds one {@link #client()} of the
+ * conductor for the class; with {@link #backToBaselineAfterEach} every test is followed by {@link Leaks#awaitBaseline}.
+ * After the class it stops everything and fails the class if any process it started is still alive.
  */
-public final class LocalStackExtension implements BeforeAllCallback, AfterAllCallback {
+public final class LocalStackExtension implements BeforeAllCallback, AfterEachCallback, AfterAllCallback {
 
     private final int workers;
     private int[] admission;
     private String deploymentYaml;
+    private Duration baselineSettle;
     private LocalStack stack;
+    private MstarClient client;
     private List<ManagedProcess> started = List.of();
 
     private LocalStackExtension(int workers) {
@@ -41,6 +45,18 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterAllCal
     public LocalStackExtension deployment(String yaml) {
         this.deploymentYaml = yaml;
         return this;
+    }
+
+    /** After each test, every process back to its baseline within {@code settle} (see {@link Leaks#awaitBaseline}). */
+    public LocalStackExtension backToBaselineAfterEach(Duration settle) {
+        this.baselineSettle = settle;
+        return this;
+    }
+
+    /** A client of this stack's conductor, for the whole class; the extension closes it. */
+    public MstarClient client() {
+        stack();
+        return client;
     }
 
     public LocalStack stack() {
@@ -70,9 +86,17 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterAllCal
         }
         stack = builder.start();
         started = stack.processes();
+        client = new MstarClient(stack.conductor().baseUrl());
         System.out.printf("%s: local stack with %d workers ready in %.1f s (logs in %s)%n",
                 context.getRequiredTestClass().getSimpleName(), workers,
                 (System.nanoTime() - begin) / 1e9, stateDir.resolve("logs"));
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        if (baselineSettle != null) {
+            Leaks.awaitBaseline(stack(), baselineSettle);
+        }
     }
 
     @Override
@@ -80,6 +104,7 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterAllCal
         if (stack == null) {
             return;
         }
+        client.close();
         stack.close();
         List<ManagedProcess> survivors = started.stream().filter(ManagedProcess::isAlive).toList();
         if (!survivors.isEmpty()) {

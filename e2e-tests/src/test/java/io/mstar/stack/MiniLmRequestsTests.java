@@ -7,9 +7,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,30 +24,13 @@ class MiniLmRequestsTests {
     private static final Duration SETTLE = Duration.ofSeconds(20);
 
     @RegisterExtension
-    static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2);
-
-    private static MstarClient client;
-
-    @BeforeAll
-    static void connect() {
-        client = new MstarClient(STACK.stack().conductor().baseUrl());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        client.close();
-    }
-
-    @AfterEach
-    void everyProcessIsBackToBaseline() {
-        Leaks.awaitBaseline(STACK.stack(), SETTLE);
-    }
+    static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2).backToBaselineAfterEach(SETTLE);
 
     private static JsonNode embed(String text) {
         ObjectNode body = MstarClient.JSON.createObjectNode();
         body.put("model", "minilm-embed");
         body.putObject("inputs").putObject("text").put("text", text);
-        HttpResponse<String> response = client.post("/v1/requests", body.toString(), Map.of());
+        HttpResponse<String> response = STACK.client().post("/v1/requests", body.toString(), Map.of());
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         return MstarClient.JSON.readTree(response.body());
     }

@@ -11,9 +11,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -54,24 +52,8 @@ class ToyTtsTests {
             """;
 
     @RegisterExtension
-    static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2).deployment(DISAGGREGATED);
-
-    private static MstarClient client;
-
-    @BeforeAll
-    static void connect() {
-        client = new MstarClient(STACK.stack().conductor().baseUrl());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        client.close();
-    }
-
-    @AfterEach
-    void everyProcessIsBackToBaseline() {
-        awaitBaseline(STACK.stack());
-    }
+    static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2).deployment(DISAGGREGATED)
+            .backToBaselineAfterEach(SETTLE);
 
     record Generated(byte[] text, byte[] audio, int audioChunks, int textChunks) {
     }
@@ -134,10 +116,10 @@ class ToyTtsTests {
         String[] prompts = {"Hello there", "ünïcödé ✓", "The quick brown fox"};
         List<Generated> first = new ArrayList<>();
         for (int i = 0; i < prompts.length; i++) {
-            first.add(generate(client, request("same-a-" + i, prompts[i], 48, 0.8, 1000 + i, false)));
+            first.add(generate(STACK.client(), request("same-a-" + i, prompts[i], 48, 0.8, 1000 + i, false)));
         }
         for (int i = 0; i < prompts.length; i++) {
-            Generated again = generate(client, request("same-b-" + i, prompts[i], 48, 0.8, 1000 + i, false));
+            Generated again = generate(STACK.client(), request("same-b-" + i, prompts[i], 48, 0.8, 1000 + i, false));
             assertThat(again.text()).isEqualTo(first.get(i).text());
             assertThat(again.audio()).isEqualTo(first.get(i).audio());
         }
@@ -147,7 +129,7 @@ class ToyTtsTests {
             assertThat(g.audioChunks()).isEqualTo(ToyTtsModel.audioChunks(g.text().length));
             assertThat(g.audio()).hasSize(g.text().length * ToyTtsModel.SAMPLES_PER_TOKEN * 2);
         }
-        assertThat(generate(client, request("same-other-seed", prompts[0], 48, 0.8, 7777, false)).text())
+        assertThat(generate(STACK.client(), request("same-other-seed", prompts[0], 48, 0.8, 7777, false)).text())
                 .isNotEqualTo(first.get(0).text());
 
         Path stateDir = ProjectLayout.discover().root().resolve("e2e-tests/target/e2e-stacks/ToyTtsTestsColocated");
@@ -167,12 +149,12 @@ class ToyTtsTests {
 
     @Test
     void eosEndsGenerationBeforeMaxTokensAndMaxTokensOtherwise() {
-        Generated eos = generate(client, request("eos", "Once upon a time", 1000, 0.0, 1, false));
+        Generated eos = generate(STACK.client(), request("eos", "Once upon a time", 1000, 0.0, 1, false));
         assertThat(eos.text().length).as("greedy generation stopped by EOS").isBetween(1, 999);
-        Generated capped = generate(client, request("max", "Once upon a time", 7, 0.0, 1, false));
+        Generated capped = generate(STACK.client(), request("max", "Once upon a time", 7, 0.0, 1, false));
         assertThat(capped.text()).hasSize(7).isEqualTo(java.util.Arrays.copyOf(eos.text(), 7));
         assertThat(capped.audioChunks()).isEqualTo(ToyTtsModel.audioChunks(7));
-        Generated noEos = generate(client, request("no-eos", "hi", 37, 0.8, 2, true));
+        Generated noEos = generate(STACK.client(), request("no-eos", "hi", 37, 0.8, 2, true));
         assertThat(noEos.text()).hasSize(37);
         assertThat(noEos.audioChunks()).isEqualTo(ToyTtsModel.audioChunks(37));
     }
@@ -181,7 +163,7 @@ class ToyTtsTests {
     void anAudioOnlyRequestGetsNoTextChunks() {
         ObjectNode body = request("audio-only", "speak", 20, 0.8, 3, true);
         body.putArray("outputs").add("audio");
-        Generated g = generate(client, body);
+        Generated g = generate(STACK.client(), body);
         assertThat(g.textChunks()).isZero();
         assertThat(g.audioChunks()).isEqualTo(ToyTtsModel.audioChunks(20));
         assertThat(g.audio()).hasSize(20 * ToyTtsModel.SAMPLES_PER_TOKEN * 2);
@@ -190,7 +172,7 @@ class ToyTtsTests {
     @Test
     void abortingMidGenerationLeavesBothWorkersAtBaseline() {
         String id = "tts-abort-" + System.nanoTime();
-        try (MstarClient.Stream stream = client.openStream(request(id, "abort me", 4000, 0.8, 5, true))) {
+        try (MstarClient.Stream stream = STACK.client().openStream(request(id, "abort me", 4000, 0.8, 5, true))) {
             assertThat(stream.status()).isEqualTo(200);
             int text = 0;
             int audio = 0;
@@ -203,7 +185,7 @@ class ToyTtsTests {
                     audio++;
                 }
             }
-            assertThat(client.delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
+            assertThat(STACK.client().delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
             List<JsonNode> rest = stream.readAll();
             assertThat(rest.get(rest.size() - 1).path("type").asString()).isEqualTo("aborted");
         }

@@ -20,7 +20,8 @@ import reactor.core.publisher.Mono;
  * {@link #heartbeatAge()}. The conductor's lifecycle loop and the worker's engine loop both compose one.
  *
  * <p>Each turn runs every queued command in order, then the {@code tick} with the turn's {@link System#nanoTime()},
- * then refreshes the heartbeat; an idle loop turns every {@code tickInterval}. A command that throws is logged and
+ * then refreshes the heartbeat; how long each command waited in the queue (the hand-off from the submitting thread
+ * plus the turn it queued behind) goes to {@code queueWait}, since a busy owner shows there first; an idle loop turns every {@code tickInterval}. A command that throws is logged and
  * the loop carries on: one bad message must not kill the owner of all state. Other threads only ask for shutdown
  * ({@link #stop()}); a command submitted after that is refused with an {@link IllegalStateException}.
  *
@@ -39,7 +40,8 @@ public final class OwnerLoop<S> {
     private final Duration tickInterval;
     private final Consumer<Thread> onStart;
     private final LongConsumer tick;
-    private final BlockingQueue<Runnable> commands = new LinkedBlockingQueue<>();
+    private final LongConsumer queueWait;
+    private final BlockingQueue<Queued> commands = new LinkedBlockingQueue<>();
     private final Thread thread;
     private volatile boolean running;
     private volatile boolean stopRequested;
@@ -53,10 +55,17 @@ public final class OwnerLoop<S> {
      * @param tick         runs on the owner thread after each turn's commands, given the turn's nanoTime
      */
     public OwnerLoop(String threadName, S state, Duration tickInterval, Consumer<Thread> onStart, LongConsumer tick) {
+        this(threadName, state, tickInterval, onStart, tick, nanos -> { });
+    }
+
+    /** @param queueWait runs on the owner thread before each command, given the nanoseconds it waited in the queue */
+    public OwnerLoop(String threadName, S state, Duration tickInterval, Consumer<Thread> onStart, LongConsumer tick,
+            LongConsumer queueWait) {
         this.state = Objects.requireNonNull(state, "state");
         this.tickInterval = Objects.requireNonNull(tickInterval, "tickInterval");
         this.onStart = Objects.requireNonNull(onStart, "onStart");
         this.tick = Objects.requireNonNull(tick, "tick");
+        this.queueWait = Objects.requireNonNull(queueWait, "queueWait");
         this.thread = new Thread(this::run, Objects.requireNonNull(threadName, "threadName"));
     }
 
@@ -66,7 +75,7 @@ public final class OwnerLoop<S> {
         if (stopRequested) {
             throw new IllegalStateException(thread.getName() + " is stopped; command refused");
         }
-        commands.add(command);
+        commands.add(new Queued(command, System.nanoTime()));
     }
 
     /**
@@ -122,9 +131,10 @@ public final class OwnerLoop<S> {
         log.info("{} started", thread.getName());
         while (!stopRequested) {
             try {
-                Runnable command = commands.poll(tickInterval.toNanos(), TimeUnit.NANOSECONDS);
+                Queued command = commands.poll(tickInterval.toNanos(), TimeUnit.NANOSECONDS);
                 while (command != null) {
-                    runSafely(command);
+                    queueWait.accept(System.nanoTime() - command.submittedNanos);
+                    runSafely(command.command);
                     command = commands.poll();
                 }
             } catch (InterruptedException e) {
@@ -141,6 +151,9 @@ public final class OwnerLoop<S> {
         }
         running = false;
         log.info("{} stopped", thread.getName());
+    }
+
+    private record Queued(Runnable command, long submittedNanos) {
     }
 
     private void runSafely(Runnable command) {

@@ -93,23 +93,40 @@ class OwnerLoopTests {
     @Test
     void theHeartbeatAgesWhileTheLoopIsBusy() throws InterruptedException {
         loop.start();
-        CountDownLatch busy = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        loop.submit(() -> {
-            busy.countDown();
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        assertThat(busy.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        CountDownLatch release = occupy(loop);
         Thread.sleep(200);
 
         assertThat(loop.heartbeatAge()).isGreaterThanOrEqualTo(Duration.ofMillis(200));
 
         release.countDown();
         assertThat(loop.ask(state -> "turned").block(WAIT)).isEqualTo("turned");
+    }
+
+    @Test
+    void eachCommandReportsHowLongItWaitedOnTheOwnerThreadIncludingTheTurnAheadOfIt() throws InterruptedException {
+        List<Long> waits = new ArrayList<>();
+        List<String> reportedOn = new ArrayList<>();
+        OwnerLoop<List<String>> timed = new OwnerLoop<>(NAME + "-timed", log, Duration.ofMillis(20), owner -> { },
+                now -> { }, nanos -> {
+                    waits.add(nanos);
+                    reportedOn.add(Thread.currentThread().getName());
+                });
+        timed.start();
+        try {
+            CountDownLatch release = occupy(timed);
+            timed.submit(() -> log.add("queued behind"));
+            Thread.sleep(150);
+            release.countDown();
+
+            // Read on the loop: the ask is a third command, reported before it runs.
+            List<Long> seen = timed.ask(state -> List.copyOf(waits)).block(WAIT);
+            assertThat(seen).hasSize(3);
+            assertThat(seen.get(1)).as("waited behind the busy command").isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(150));
+            assertThat(seen).allSatisfy(nanos -> assertThat(nanos).isNotNegative());
+            assertThat(timed.ask(state -> List.copyOf(reportedOn)).block(WAIT)).containsOnly(NAME + "-timed");
+        } finally {
+            timed.stop();
+        }
     }
 
     @Test
@@ -126,5 +143,21 @@ class OwnerLoopTests {
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining(NAME);
         assertThatThrownBy(() -> loop.ask(state -> "late").block(WAIT))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining(NAME);
+    }
+
+    /** Keeps {@code owner} busy in one command until the returned latch is released; returns once it runs. */
+    private static CountDownLatch occupy(OwnerLoop<?> owner) throws InterruptedException {
+        CountDownLatch busy = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        owner.submit(() -> {
+            busy.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(busy.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        return release;
     }
 }

@@ -49,6 +49,10 @@ public final class TransitionLatency {
     /** The services' own per-hop figure: mstar-sent-at header to decoded at the receiver (one clock here). */
     private static final String CONDUCTOR_HOP = "mstar_conductor_message_latency_seconds";
     private static final String WORKER_HOP = "mstar_worker_message_latency_seconds";
+    private static final String CONDUCTOR_LOOP = "mstar_conductor_loop_queue_wait_seconds";
+    private static final String WORKER_LOOP = "mstar_worker_loop_queue_wait_seconds";
+    /** Matches every series: the loop timers have no labels. */
+    private static final String ANY = "";
     private static final String COUNTER = "model=\"counter\"";
     private static final String REPORTS = "message_type=\"worker_graphs_done\"";
     private static final String SIGNALS = "message_type=\"input_signals\"";
@@ -112,6 +116,8 @@ public final class TransitionLatency {
         Histogram overhead = after.conductor.minus(before.conductor);
         Histogram reportHop = after.reportHop.minus(before.reportHop);
         Histogram signalHop = after.signalHop.minus(before.signalHop);
+        Histogram conductorLoop = after.conductorLoop.minus(before.conductorLoop);
+        Histogram workerLoop = after.workerLoop.minus(before.workerLoop);
         Stats requestLatency = Stats.of(latencies);
 
         System.out.printf("%nthe same requests while the raw round trip runs next to them (%d messages)%n",
@@ -131,7 +137,7 @@ public final class TransitionLatency {
         printTables(options, oneHop, roundTrip, wait, overhead, requestLatency, levels);
         System.out.printf("%n| round trip, consumers committing after each poll | %,d | %s | %s | %s | %s |%n",
                 committing.n, ms(committing.p50), ms(committing.p90), ms(committing.p99), ms(committing.max));
-        printShares(wait, reportHop, overhead, signalHop);
+        printShares(wait, reportHop, conductorLoop, overhead, signalHop, workerLoop);
         double loadedRatio = loaded.transitionWait.quantile(0.5) * 1e9 / loaded.roundTrip.p50;
         System.out.printf("%nside by side (requests one at a time, the raw round trip measured at the same time): raw "
                         + "round trip p50 %s p90 %s; end-to-end transition p50 %s p90 %s (%,d); ratio at p50 %.2f%n",
@@ -178,24 +184,28 @@ public final class TransitionLatency {
     }
 
     /**
-     * Where the end-to-end transition goes, by the services' own per-hop timers over the same phase.
-     * Means add up, percentiles do not: the rest is the mean left over, the worker's side of each end
-     * (sending its report; the signals from its consumer to the engine loop and the pass start).
+     * Where the end-to-end transition goes, by the services' own timers over the same phase, in the order a
+     * transition meets them. Means add up, percentiles do not. The hop and loop rows count every message or command of
+     * the phase, not only the transition's; the rest is the mean left over.
      */
-    private static void printShares(Histogram wait, Histogram reportHop, Histogram overhead, Histogram signalHop) {
+    private static void printShares(Histogram wait, Histogram reportHop, Histogram conductorLoop, Histogram overhead,
+            Histogram signalHop, Histogram workerLoop) {
         System.out.println();
         System.out.println("| share of a transition (same phase) | n | p50 | p90 | mean |");
         System.out.println("|---|---:|---:|---:|---:|");
-        double rest = wait.mean() - reportHop.mean() - overhead.mean() - signalHop.mean();
+        double rest = wait.mean() - reportHop.mean() - conductorLoop.mean() - overhead.mean() - signalHop.mean()
+                - workerLoop.mean();
         for (var row : List.of(List.of("worker_graphs_done hop (sent-at → decoded by the conductor)", reportHop),
+                List.of("conductor's lifecycle loop: queue wait of a command (hand-off)", conductorLoop),
                 List.of("conductor: report in → signals out", overhead),
                 List.of("input_signals hop (sent-at → decoded by the worker)", signalHop),
+                List.of("workers' engine loops: queue wait of a command (hand-off)", workerLoop),
                 List.of("end to end (worker)", wait))) {
             Histogram h = (Histogram) row.get(1);
             System.out.printf("| %s | %,d | %s | %s | %s |%n", row.get(0), (long) h.count(),
                     seconds(h.quantile(0.5)), seconds(h.quantile(0.9)), seconds(h.mean()));
         }
-        System.out.printf("| rest (mean end to end − the three means) | | | | %s |%n", seconds(rest));
+        System.out.printf("| rest (mean end to end − the five means) | | | | %s |%n", seconds(rest));
     }
 
     private record Loaded(Stats roundTrip, Histogram transitionWait) {
@@ -311,27 +321,35 @@ public final class TransitionLatency {
 
     // ---------------------------------------------------------------- scrapes
 
-    /** Worker transition waits, conductor overheads, report hops (worker→conductor), signal hops (back). */
-    private record Scrapes(Histogram workers, Histogram conductor, Histogram reportHop, Histogram signalHop) {
+    /**
+     * Worker transition waits, conductor overheads, report hops (worker→conductor), signal hops (back), and the
+     * queue waits of the conductor's and the workers' owner loops.
+     */
+    private record Scrapes(Histogram workers, Histogram conductor, Histogram reportHop, Histogram signalHop,
+            Histogram conductorLoop, Histogram workerLoop) {
     }
 
     private Scrapes scrape() throws Exception {
         Histogram workers = Histogram.EMPTY;
         Histogram signalHop = Histogram.EMPTY;
+        Histogram workerLoop = Histogram.EMPTY;
         for (ServiceProcess worker : stack.workers()) {
             String text = get(worker.prometheusUrl());
             workers = workers.plus(Histogram.parse(text, WORKER_WAIT, COUNTER));
             signalHop = signalHop.plus(Histogram.parse(text, WORKER_HOP, SIGNALS));
+            workerLoop = workerLoop.plus(Histogram.parse(text, WORKER_LOOP, ANY));
         }
         String conductor = get(stack.conductor().prometheusUrl());
         return new Scrapes(workers, Histogram.parse(conductor, CONDUCTOR_OVERHEAD, COUNTER),
-                Histogram.parse(conductor, CONDUCTOR_HOP, REPORTS), signalHop);
+                Histogram.parse(conductor, CONDUCTOR_HOP, REPORTS), signalHop,
+                Histogram.parse(conductor, CONDUCTOR_LOOP, ANY), workerLoop);
     }
 
     /** The grid must have reached the services, or every percentile would be a guess between 1 ms and +Inf. */
     private void requireBuckets() throws Exception {
         Scrapes now = scrape();
-        for (Histogram h : List.of(now.workers, now.conductor, now.reportHop, now.signalHop)) {
+        for (Histogram h : List.of(now.workers, now.conductor, now.reportHop, now.signalHop, now.conductorLoop,
+                now.workerLoop)) {
             if (h.bounds.length < 100 || h.count() == 0) {
                 throw new IllegalStateException("the services expose " + h.bounds.length + " buckets and "
                         + h.count() + " transitions: the histogram arguments did not take");
@@ -348,7 +366,7 @@ public final class TransitionLatency {
         return response.body();
     }
 
-    /** Spring arguments: a 10 %-apart bucket grid (10 µs..2 s) for both transition timers. */
+    /** Spring arguments: a 10 %-apart bucket grid (10 µs..2 s) for the transition, hop and loop timers. */
     static List<String> histogramArgs() {
         List<String> bounds = new ArrayList<>();
         for (double ns = 10_000; ns <= 2e9; ns *= BUCKET_RATIO) {
@@ -358,7 +376,9 @@ public final class TransitionLatency {
         return List.of("--management.metrics.distribution.slo.mstar.worker.transition.wait=" + grid,
                 "--management.metrics.distribution.slo.mstar.conductor.transition.overhead=" + grid,
                 "--management.metrics.distribution.slo.mstar.worker.message.latency=" + grid,
-                "--management.metrics.distribution.slo.mstar.conductor.message.latency=" + grid);
+                "--management.metrics.distribution.slo.mstar.conductor.message.latency=" + grid,
+                "--management.metrics.distribution.slo.mstar.worker.loop.queue.wait=" + grid,
+                "--management.metrics.distribution.slo.mstar.conductor.loop.queue.wait=" + grid);
     }
 
     // ---------------------------------------------------------------- figures
@@ -386,7 +406,8 @@ public final class TransitionLatency {
                 String head = close < 0 ? line.substring(0, line.indexOf(' ')) : line.substring(0, close + 1);
                 String rest = line.substring(head.length()).trim().split(" ")[0];
                 String metric = head.contains("{") ? head.substring(0, head.indexOf('{')) : head;
-                if (!head.contains(label)) {
+                // Other metrics' label values may hold braces (uri="/v1/requests/{id}"): skip them before parsing.
+                if (!metric.startsWith(name) || !head.contains(label)) {
                     continue;
                 }
                 double value = Double.parseDouble(rest);

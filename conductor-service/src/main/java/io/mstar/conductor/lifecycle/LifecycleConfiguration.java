@@ -38,7 +38,7 @@ class LifecycleConfiguration {
         RequestLifecycle requests = new RequestLifecycle(config, policies, outbox, tensors, requestMeters,
                 properties.drainTimeout(), Clock.systemUTC());
         LifecycleLoop loop = new LifecycleLoop(
-                new WorkerRegistry(configuredWorkers(config), properties.workerLossTimeout(), meters), requests);
+                new WorkerRegistry(configuredWorkers(config), properties.workerLossTimeout(), meters), requests, requestMeters);
         meters.bindStates(() -> {
             WorkerRegistry.Snapshot snapshot = loop.snapshot();
             return snapshot == null ? Map.of() : snapshot.states();

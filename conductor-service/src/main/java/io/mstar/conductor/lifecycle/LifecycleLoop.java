@@ -46,13 +46,13 @@ public final class LifecycleLoop implements SmartLifecycle {
     private final OwnerLoop<RequestLifecycle> loop;
     private volatile WorkerRegistry.Snapshot snapshot;
 
-    public LifecycleLoop(WorkerRegistry registry, RequestLifecycle requests) {
+    public LifecycleLoop(WorkerRegistry registry, RequestLifecycle requests, RequestMeters meters) {
         this.registry = registry;
         this.requests = requests;
         this.loop = new OwnerLoop<>(THREAD_NAME, requests, TICK, owner -> {
             registry.bindOwner();
             requests.bindOwner(this::submit, w -> registry.state(w) == WorkerLifecycle.READY);
-        }, this::tick);
+        }, this::tick, meters::loopQueueWait);
         this.snapshot = null;
     }
 

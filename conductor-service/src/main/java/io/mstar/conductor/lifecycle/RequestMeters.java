@@ -26,7 +26,9 @@ import io.micrometer.core.instrument.Timer;
  *   <li>{@code mstar.conductor.abort.release} (timer): abort to the request's release ({@code RemoveRequest});</li>
  *   <li>{@code mstar.conductor.drain.timeouts} (counter): removals forced by the drain timeout;</li>
  *   <li>{@code mstar.conductor.transition.overhead} (timer; model, walk): last {@code WorkerGraphsDone} of a pass
- *   in to the next walk's {@code InputSignals} out.</li>
+ *   in to the next walk's {@code InputSignals} out;</li>
+ *   <li>{@code mstar.conductor.loop.queue.wait} (timer with buckets): how long a command waited in the lifecycle
+ *   loop's queue, the hand-off from the listener or API thread plus the turn ahead of it.</li>
  * </ul>
  */
 public final class RequestMeters implements AutoCloseable {
@@ -42,10 +44,14 @@ public final class RequestMeters implements AutoCloseable {
     public static final String ABORT_RELEASE = "mstar.conductor.abort.release";
     public static final String DRAIN_TIMEOUTS = "mstar.conductor.drain.timeouts";
     public static final String TRANSITION_OVERHEAD = "mstar.conductor.transition.overhead";
+    public static final String LOOP_QUEUE_WAIT = "mstar.conductor.loop.queue.wait";
 
     /** Bucket bounds of queue time, first chunk and end to end: 5 ms to five minutes (long generations). */
     static final Duration[] LATENCY_BUCKETS = seconds(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
             120, 300);
+    /** Bucket bounds of the loop's queue wait: 50 µs (a bare hand-off) to 1 s (a loop stuck behind slow work). */
+    static final Duration[] LOOP_WAIT_BUCKETS = seconds(0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+            0.025, 0.1, 1);
     /** Bucket bounds between chunks: 0.5 ms to 10 s. */
     static final Duration[] CHUNK_GAP_BUCKETS = seconds(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
             0.5, 1, 2.5, 5, 10);
@@ -54,6 +60,7 @@ public final class RequestMeters implements AutoCloseable {
     private final List<Meter> registered = new ArrayList<>();
     private final Counter drainTimeouts;
     private final Timer abortRelease;
+    private final Timer loopQueueWait;
     private volatile IntSupplier inFlight = () -> 0;
     private volatile IntSupplier queued = () -> 0;
 
@@ -68,6 +75,9 @@ public final class RequestMeters implements AutoCloseable {
         abortRelease = track(Timer.builder(ABORT_RELEASE)
                 .description("Abort of an admitted request to its release (RemoveRequest sent, inputs freed)")
                 .register(registry));
+        loopQueueWait = track(histogram(Timer.builder(LOOP_QUEUE_WAIT).description(
+                "Time a command waited in the lifecycle loop's queue: the hand-off plus the turn ahead of it"),
+                LOOP_WAIT_BUCKETS).register(registry));
         for (AbortReason reason : AbortReason.values()) {
             track(cancellationCounter(reason));
         }
@@ -100,6 +110,11 @@ public final class RequestMeters implements AutoCloseable {
     void interChunk(String model, Duration gap) {
         track(histogram(Timer.builder(INTER_CHUNK).description("Time between consecutive output chunks of a request"),
                 CHUNK_GAP_BUCKETS).tag("model", model).register(registry)).record(gap);
+    }
+
+    /** Runs on the lifecycle loop before each command (OwnerLoop's queue wait). */
+    void loopQueueWait(long nanos) {
+        loopQueueWait.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     void cancelled(AbortReason reason) {

@@ -87,11 +87,12 @@ final class ConductorHarness implements AutoCloseable {
                 .withSameHost(SameHostPolicy.NEVER).withArenaDirectory(dir), arena, registry);
         tensors = new ConductorTensors(conductorDevice, conductorServed, reader,
                 TensorUuids.forEntity(EntityId.CONDUCTOR.value()), conductorServer.sessionId());
+        RequestMeters requestMeters = new RequestMeters(registry);
         requests = new RequestLifecycle(config, ConductorPolicies.builtIn(), (w, b) -> sent.add(new Sent(w, b)),
-                tensors, new RequestMeters(registry), drainTimeout, Clock.systemUTC());
+                tensors, requestMeters, drainTimeout, Clock.systemUTC());
         List<EntityId> workers = config.workerOrdinals().stream().map(EntityId::worker).toList();
         loop = new LifecycleLoop(new WorkerRegistry(workers, lossTimeout,
-                new WorkerRegistryMeters(registry, workers)), requests);
+                new WorkerRegistryMeters(registry, workers)), requests, requestMeters);
         loop.start();
     }
 

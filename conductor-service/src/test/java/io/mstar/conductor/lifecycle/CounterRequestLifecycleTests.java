@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -327,6 +328,9 @@ class CounterRequestLifecycleTests {
         h.awaitSent(InputSignals.class, 1, s -> true);
         assertThat(h.registry.get(RequestMeters.TRANSITION_OVERHEAD).tag("walk", "decode").timer().count()).isEqualTo(1);
         h.loop.askRequests(r -> r.abort("r-7", AbortReason.ADMIN)).block();
+        // Every command the loop ran (the three deliveries, the asks, the abort) reported its wait in the queue.
+        assertThat(h.registry.get(RequestMeters.LOOP_QUEUE_WAIT).timer().count()).isGreaterThanOrEqualTo(6);
+        assertThat(h.registry.get(RequestMeters.LOOP_QUEUE_WAIT).timer().totalTime(TimeUnit.NANOSECONDS)).isPositive();
     }
 
     @Test

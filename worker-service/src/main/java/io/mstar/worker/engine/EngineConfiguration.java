@@ -76,7 +76,7 @@ class EngineConfiguration {
                 .map(m -> m.name()).toList()));
         return new EngineLoop(identity.self(), worker.setupDoneInterval(), outbox, position, acks,
                 executor -> new WorkerEngine(identity.self(), engine, graphs, kernels, data.parts(), outbox, executor, meters,
-                        KvCaches.of(config, registry)));
+                        KvCaches.of(config, registry)), meters);
     }
 
     @Bean(destroyMethod = "close")

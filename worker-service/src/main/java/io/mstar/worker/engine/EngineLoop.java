@@ -87,13 +87,14 @@ public final class EngineLoop implements SmartLifecycle {
      * @param engine builds the engine given the executor that runs commands on this loop (read completions use it)
      */
     public EngineLoop(EntityId self, Duration setupDoneInterval, Outbox sender, InboxPosition inbox,
-            SetupDoneAcks acks, Function<java.util.concurrent.Executor, WorkerEngine> engine) {
+            SetupDoneAcks acks, Function<java.util.concurrent.Executor, WorkerEngine> engine, EngineMeters meters) {
         this.self = self;
         this.setupDoneInterval = setupDoneInterval;
         this.sender = sender;
         this.inbox = inbox;
         this.acks = acks;
-        this.loop = new OwnerLoop<>(threadName(self), state, TICK, owner -> state.owner = owner, this::tick);
+        this.loop = new OwnerLoop<>(threadName(self), state, TICK, owner -> state.owner = owner, this::tick,
+                meters::loopQueueWait);
         this.engine = engine.apply(this::submit);
         state.engine = this.engine;
         // Until the conductor states its heartbeat interval, assume the one workers use for theirs.

@@ -35,7 +35,10 @@ public final class EngineMeters implements AutoCloseable {
         CANCELLATIONS("mstar.worker.cancellations", Meter.Type.COUNTER, null, List.of("reason"),
                 "Requests that stopped running here, by reason (fail, drain, remove, conductor_lost)"),
         TRANSITION_WAIT("mstar.worker.transition.wait", Meter.Type.TIMER, "seconds", List.of("model", "walk"),
-                "A partition pass's WorkerGraphsDone sent to the next walk's InputSignals received, per next walk");
+                "A partition pass's WorkerGraphsDone sent to the next walk's InputSignals received, per next walk"),
+        LOOP_QUEUE_WAIT("mstar.worker.loop.queue.wait", Meter.Type.TIMER, "seconds", List.of(),
+                "Time a command waited in the engine loop's queue: the hand-off from the listener, reader or API "
+                        + "thread plus the turn ahead of it (histogram buckets)");
 
         private final String meterName;
         private final Meter.Type type;
@@ -83,6 +86,11 @@ public final class EngineMeters implements AutoCloseable {
             0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
             .mapToObj(s -> java.time.Duration.ofNanos(Math.round(s * 1e9))).toArray(java.time.Duration[]::new);
 
+    /** Bucket bounds of the loop's queue wait: 50 µs (a bare hand-off) to 1 s (a loop stuck in a long batch). */
+    static final java.time.Duration[] LOOP_WAIT_BUCKETS = java.util.stream.DoubleStream.of(0.00005, 0.0001, 0.00025,
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1)
+            .mapToObj(s -> java.time.Duration.ofNanos(Math.round(s * 1e9))).toArray(java.time.Duration[]::new);
+
     /** Cancellation reasons, all registered at zero so {@code rate()} sees them from the start. */
     static final List<String> REASONS = List.of("fail", "drain", "remove", "conductor_lost");
 
@@ -91,9 +99,13 @@ public final class EngineMeters implements AutoCloseable {
     private final Map<List<String>, Meter[]> perNode = new ConcurrentHashMap<>();
     private final Map<String, Counter> cancellations = new ConcurrentHashMap<>();
     private final Map<List<String>, Timer> transitionWaits = new ConcurrentHashMap<>();
+    private final Timer loopQueueWait;
 
     public EngineMeters(MeterRegistry registry, Supplier<EngineSnapshot> snapshot) {
         this.registry = registry;
+        loopQueueWait = Timer.builder(Definition.LOOP_QUEUE_WAIT.meterName).serviceLevelObjectives(LOOP_WAIT_BUCKETS)
+                .description(Definition.LOOP_QUEUE_WAIT.description).register(registry);
+        registered.add(loopQueueWait);
         registered.add(Gauge.builder(Definition.REQUESTS_ACTIVE.meterName, () -> snapshot.get().requests())
                 .description(Definition.REQUESTS_ACTIVE.description).strongReference(true)
                 .register(registry));
@@ -138,6 +150,11 @@ public final class EngineMeters implements AutoCloseable {
             }
             return timer;
         }).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /** Runs on the engine loop before each command (OwnerLoop's queue wait). */
+    void loopQueueWait(long nanos) {
+        loopQueueWait.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     void cancelled(String reason) {

@@ -18,6 +18,7 @@ class EngineMeterNamesTests {
         meters.batch("counter", "step", "decode", 4, 0.002);
         meters.cancelled("drain");
         meters.transitionWait("counter", "decode", 3_000_000L);
+        meters.loopQueueWait(80_000L);
 
         String scrape = registry.scrape();
         for (EngineMeters.Definition d : EngineMeters.Definition.values()) {
@@ -34,6 +35,8 @@ class EngineMeterNamesTests {
         assertThat(scrape).contains("mstar_worker_batch_size_sum{model=\"counter\",node=\"step\"} 4.0");
         assertThat(scrape).contains("mstar_worker_transition_wait_seconds_count{model=\"counter\",walk=\"decode\"} 1");
         assertThat(scrape).contains("mstar_worker_transition_wait_seconds_sum{model=\"counter\",walk=\"decode\"} 0.003");
+        assertThat(scrape).contains("mstar_worker_loop_queue_wait_seconds_bucket{le=\"5.0E-5\"} 0");
+        assertThat(scrape).contains("mstar_worker_loop_queue_wait_seconds_bucket{le=\"1.0E-4\"} 1");
         assertThat(scrape).contains("mstar_worker_requests_active 3.0");
         assertThat(scrape).contains("mstar_worker_cancellations_total{reason=\"drain\"} 1.0");
         assertThat(scrape).contains("mstar_worker_cancellations_total{reason=\"fail\"} 0.0");

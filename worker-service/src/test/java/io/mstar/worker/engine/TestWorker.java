@@ -70,7 +70,7 @@ final class TestWorker implements AutoCloseable {
         // The inbox is never positioned: no SetupDone, the conductor here is the test.
         self[0] = new EngineLoop(id, Duration.ofSeconds(2), outbox, new InboxPosition(), new SetupDoneAcks(),
                 executor -> new WorkerEngine(id, EngineProperties.defaults(), graphs, kernels, data.parts(), outbox,
-                        executor, meters, kv));
+                        executor, meters, kv), meters);
         this.loop = self[0];
         broker.register(id, loop);
         loop.start();

@@ -58,7 +58,10 @@ public class ControlPlaneConfiguration {
 
     @Bean
     ProducerFactory<String, byte[]> controlProducerFactory(KafkaProperties kafka, ControlIdentity identity) {
-        return new DefaultKafkaProducerFactory<>(ControlClientSettings.producer(kafka.buildProducerProperties(), identity.self()));
+        DefaultKafkaProducerFactory<String, byte[]> factory = new DefaultKafkaProducerFactory<>(
+                ControlClientSettings.producer(kafka.buildProducerProperties(), identity.self()));
+        factory.setPhysicalCloseTimeout(ControlClientSettings.PRODUCER_CLOSE_TIMEOUT_SECONDS);
+        return factory;
     }
 
     /** Used only by the dead-letter recoverer; control messages go through {@link ControlPlaneSender}. */

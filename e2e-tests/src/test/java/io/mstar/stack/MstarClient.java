@@ -140,10 +140,19 @@ final class MstarClient implements AutoCloseable {
                     return Optional.empty();
                 }
                 JsonNode chunk = JSON.readTree(line);
-                chunks.add(chunk);
+                synchronized (chunks) {
+                    chunks.add(chunk);
+                }
                 return Optional.of(chunk);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
+            }
+        }
+
+        /** How many chunks this stream has read so far (any thread; for failure messages). */
+        int chunksSoFar() {
+            synchronized (chunks) {
+                return chunks.size();
             }
         }
 
@@ -152,7 +161,9 @@ final class MstarClient implements AutoCloseable {
             while (next().isPresent()) {
                 // collecting
             }
-            return List.copyOf(chunks);
+            synchronized (chunks) {
+                return List.copyOf(chunks);
+            }
         }
 
         /** Drops the connection mid-stream, as a client that went away. */

@@ -31,10 +31,13 @@ class WorkerLossTests {
         try (MstarClient client = new MstarClient(stack.conductor().baseUrl())) {
             // Mid-load: counter and toy-tts requests in flight, each with a part on worker 1.
             List<MstarClient.Stream> streams = new java.util.ArrayList<>();
+            List<String> ids = new java.util.ArrayList<>();
             for (int i = 0; i < 6; i++) {
+                String id = (i % 3 == 2 ? "loss-tts-" : "loss-") + i + "-" + System.nanoTime();
+                ids.add(id);
                 var body = i % 3 == 2
-                        ? ToyTtsTests.request("loss-tts-" + i + "-" + System.nanoTime(), "Once upon a time", 2000, 0.8, i, true)
-                        : MstarClient.counterRequest("loss-" + i + "-" + System.nanoTime(), List.of(i), 4000, null, true);
+                        ? ToyTtsTests.request(id, "Once upon a time", 2000, 0.8, i, true)
+                        : MstarClient.counterRequest(id, List.of(i), 4000, null, true);
                 MstarClient.Stream stream = client.openStream(body);
                 assertThat(stream.status()).isEqualTo(200);
                 assertThat(stream.next()).isPresent();
@@ -51,8 +54,17 @@ class WorkerLossTests {
 
             stack.killWorker(1);
             long killedAt = System.nanoTime();
-            for (CompletableFuture<List<JsonNode>> end : ends) {
-                List<JsonNode> chunks = end.get(20, TimeUnit.SECONDS);
+            for (int i = 0; i < ends.size(); i++) {
+                List<JsonNode> chunks;
+                try {
+                    chunks = ends.get(i).get(20, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    // Say which side hung: the conductor's view of the request, and how far the client had read.
+                    var view = client.get("/v1/requests/" + ids.get(i), Map.of());
+                    throw new AssertionError("stream " + ids.get(i) + " did not end within 20 s of the kill; conductor says "
+                            + view.statusCode() + " " + view.body() + "; client read " + streams.get(i).chunksSoFar()
+                            + " chunks", e);
+                }
                 JsonNode last = chunks.get(chunks.size() - 1);
                 assertThat(last.path("type").asString()).as("terminal chunk %s", last).isEqualTo("error");
                 assertThat(last.path("error").path("error_type").asString()).isEqualTo("worker_lost");

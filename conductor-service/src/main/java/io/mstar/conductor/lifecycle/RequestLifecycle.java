@@ -530,7 +530,7 @@ public final class RequestLifecycle {
             metadata.put("loop_indices", out.loopIndices.loopIndices());
             metadata.put("fwd_pass_index", out.loopIndices.wgFwdPassIdx());
             Object data = out.data.size() == 1 ? out.data.get(0) : out.data;
-            request.sink.tryEmitNext(Chunk.output(out.modality, out.signal, data, metadata));
+            emitted(request, "output chunk", request.sink.tryEmitNext(Chunk.output(out.modality, out.signal, data, metadata)));
             long now = System.nanoTime();
             if (request.chunksDelivered == 0) {
                 meters.firstChunk(request.submission.model(), Duration.ofNanos(now - request.submittedNanos));
@@ -539,6 +539,16 @@ public final class RequestLifecycle {
             }
             request.lastChunkNanos = now;
             request.chunksDelivered++;
+        }
+    }
+
+    /**
+     * A client that went away cancels its stream, so those refusals are expected; any other would leave a client
+     * without its chunks, and is logged with its reason.
+     */
+    private static void emitted(ActiveRequest request, String what, Sinks.EmitResult result) {
+        if (result.isFailure() && result != Sinks.EmitResult.FAIL_CANCELLED) {
+            log.warn("request {}: the {} could not be handed to its client stream: {}", request.id(), what, result);
         }
     }
 
@@ -649,8 +659,8 @@ public final class RequestLifecycle {
         } else {
             terminal = Chunk.aborted(reason.value(), new Chunk.ChunkError(type.value(), type.status(), detail));
         }
-        request.sink.tryEmitNext(terminal);
-        request.sink.tryEmitComplete();
+        emitted(request, "terminal chunk", request.sink.tryEmitNext(terminal));
+        emitted(request, "end of stream", request.sink.tryEmitComplete());
         if (before == RequestState.QUEUED) {
             queue.remove(request.id());
             release(request);

@@ -33,6 +33,11 @@ public final class OwnerLoop<S> {
 
     private static final Logger log = LoggerFactory.getLogger(OwnerLoop.class);
 
+    /** Bounds of a queue-wait histogram: 50 µs (a bare hand-off between threads) to 1 s (an owner stuck in long work). */
+    private static final Duration[] QUEUE_WAIT_BUCKETS = java.util.stream.DoubleStream.of(0.00005, 0.0001, 0.00025,
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1)
+            .mapToObj(s -> Duration.ofNanos(Math.round(s * 1e9))).toArray(Duration[]::new);
+
     /** How long {@link #stop()} waits, in seconds, for the owner to finish the command it is running. */
     private static final long STOP_JOIN_SECONDS = 5;
 
@@ -91,6 +96,11 @@ public final class OwnerLoop<S> {
                 sink.error(e);
             }
         }));
+    }
+
+    /** Histogram bounds for a timer of {@code queueWait}, so every loop's wait reads on the same buckets. */
+    public static Duration[] queueWaitBuckets() {
+        return QUEUE_WAIT_BUCKETS.clone();
     }
 
     /** Time since the loop last completed a turn; liveness watches this. */

@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.mstar.loop.OwnerLoop;
 
 /**
  * The request lifecycle's meters, declared once (STYLE §9). Tags are bounded: {@code model} (deployment config),
@@ -49,9 +50,6 @@ public final class RequestMeters implements AutoCloseable {
     /** Bucket bounds of queue time, first chunk and end to end: 5 ms to five minutes (long generations). */
     static final Duration[] LATENCY_BUCKETS = seconds(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
             120, 300);
-    /** Bucket bounds of the loop's queue wait: 50 µs (a bare hand-off) to 1 s (a loop stuck behind slow work). */
-    static final Duration[] LOOP_WAIT_BUCKETS = seconds(0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-            0.025, 0.1, 1);
     /** Bucket bounds between chunks: 0.5 ms to 10 s. */
     static final Duration[] CHUNK_GAP_BUCKETS = seconds(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
             0.5, 1, 2.5, 5, 10);
@@ -77,7 +75,7 @@ public final class RequestMeters implements AutoCloseable {
                 .register(registry));
         loopQueueWait = track(histogram(Timer.builder(LOOP_QUEUE_WAIT).description(
                 "Time a command waited in the lifecycle loop's queue: the hand-off plus the turn ahead of it"),
-                LOOP_WAIT_BUCKETS).register(registry));
+                OwnerLoop.queueWaitBuckets()).register(registry));
         for (AbortReason reason : AbortReason.values()) {
             track(cancellationCounter(reason));
         }

@@ -86,11 +86,6 @@ public final class EngineMeters implements AutoCloseable {
             0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
             .mapToObj(s -> java.time.Duration.ofNanos(Math.round(s * 1e9))).toArray(java.time.Duration[]::new);
 
-    /** Bucket bounds of the loop's queue wait: 50 µs (a bare hand-off) to 1 s (a loop stuck in a long batch). */
-    static final java.time.Duration[] LOOP_WAIT_BUCKETS = java.util.stream.DoubleStream.of(0.00005, 0.0001, 0.00025,
-            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1)
-            .mapToObj(s -> java.time.Duration.ofNanos(Math.round(s * 1e9))).toArray(java.time.Duration[]::new);
-
     /** Cancellation reasons, all registered at zero so {@code rate()} sees them from the start. */
     static final List<String> REASONS = List.of("fail", "drain", "remove", "conductor_lost");
 
@@ -103,7 +98,7 @@ public final class EngineMeters implements AutoCloseable {
 
     public EngineMeters(MeterRegistry registry, Supplier<EngineSnapshot> snapshot) {
         this.registry = registry;
-        loopQueueWait = Timer.builder(Definition.LOOP_QUEUE_WAIT.meterName).serviceLevelObjectives(LOOP_WAIT_BUCKETS)
+        loopQueueWait = Timer.builder(Definition.LOOP_QUEUE_WAIT.meterName).serviceLevelObjectives(io.mstar.loop.OwnerLoop.queueWaitBuckets())
                 .description(Definition.LOOP_QUEUE_WAIT.description).register(registry);
         registered.add(loopQueueWait);
         registered.add(Gauge.builder(Definition.REQUESTS_ACTIVE.meterName, () -> snapshot.get().requests())

@@ -132,23 +132,18 @@ class MiniLmCudaKernelsGpuTests {
     void attentionOverPaddedSentencesMatchesJava() {
         int[][] shapes = {{12, 32}, {2, 48}, {1, 8}};
         for (int[] s : shapes) {
-            int heads = s[0], headDim = s[1], hidden = heads * headDim;
-            int[] lengths = {1, 7, 33, 20};
-            int batch = lengths.length, length = 33, rows = batch * length;
-            float[] qkv = random(rows * 3 * hidden, 1);
-            float[] expected = new float[rows * hidden];
-            MiniLmHostKernels.attention(qkv, lengths, batch, length, heads, headDim, expected);
-            DeviceBuffer out = alloc(rows * hidden);
-            kernels.attention(upload(qkv), upload(lengths), batch, length, heads, headDim, out);
-            assertClose(download(out, rows * hidden), expected, 1e-4);
+            assertAttentionMatchesJava(s[0], s[1], new int[] {1, 7, 33, 20}, 33);
         }
     }
 
     @Test
     void attentionOverTheLongestSentenceMatchesJava() {
-        int heads = 12, headDim = 32, hidden = 384;
-        int[] lengths = {256, 3};
-        int batch = 2, length = 256, rows = batch * length;
+        assertAttentionMatchesJava(12, 32, new int[] {256, 3}, 256);
+    }
+
+    /** Sentences of {@code lengths} padded to {@code length}: the kernel's output equals the Java attention's. */
+    private void assertAttentionMatchesJava(int heads, int headDim, int[] lengths, int length) {
+        int hidden = heads * headDim, batch = lengths.length, rows = batch * length;
         float[] qkv = random(rows * 3 * hidden, 1);
         float[] expected = new float[rows * hidden];
         MiniLmHostKernels.attention(qkv, lengths, batch, length, heads, headDim, expected);

@@ -19,7 +19,10 @@ import io.mstar.graph.NestedLoopIndices;
 import io.mstar.graph.TensorPointerInfo;
 import reactor.core.publisher.Sinks;
 
-/** One request's mutable state. Owned by the lifecycle loop; only {@link RequestLifecycle} touches it. */
+/**
+ * One request's mutable state. Owned by the lifecycle loop; only {@link RequestLifecycle} and its
+ * {@link OutputDelivery} touch it.
+ */
 final class ActiveRequest {
 
     final Submission submission;

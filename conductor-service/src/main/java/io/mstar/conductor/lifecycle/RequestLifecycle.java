@@ -1,6 +1,5 @@
 package io.mstar.conductor.lifecycle;
 
-import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -27,7 +26,6 @@ import io.mstar.conductor.model.PolicyRequest;
 import io.mstar.conductor.model.Step;
 import io.mstar.conductor.model.Transition;
 import io.mstar.conductor.output.Chunk;
-import io.mstar.conductor.output.TensorRendering;
 import io.mstar.conductor.tensors.ConductorTensors;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.deployment.ModelConfig;
@@ -49,7 +47,6 @@ import io.mstar.wire.NewRequest;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.ResultTensors;
-import io.mstar.wire.TensorReceived;
 import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerGraphsDone;
 import reactor.core.publisher.Flux;
@@ -61,8 +58,8 @@ import reactor.core.publisher.Sinks;
  * other threads reach it through {@link LifecycleLoop} and read the {@link #published()} counts.
  *
  * <p>Each request moves only through {@link #move}, which applies {@link RequestState#next} and updates the
- * metrics at the edges. Read completions arrive on transport threads and come back through the {@code toLoop}
- * executor given at {@link #bindOwner}.
+ * metrics at the edges. Outputs reach the client through {@link OutputDelivery}, on the same loop; its reads
+ * complete on transport threads and come back through the {@code toLoop} executor given at {@link #bindOwner}.
  */
 public final class RequestLifecycle {
 
@@ -87,6 +84,7 @@ public final class RequestLifecycle {
     private final RequestMeters meters;
     private final Duration drainTimeout;
     private final Clock clock;
+    private final OutputDelivery delivery;
     private final Map<String, ActiveRequest> requests = new HashMap<>();
     private final ArrayDeque<String> queue = new ArrayDeque<>();
     private final LinkedHashMap<String, RequestView> removed = new LinkedHashMap<>(16, 0.75f, false) {
@@ -118,6 +116,8 @@ public final class RequestLifecycle {
             models.put(model.name(), new ModelTopology(model, graphs.get(model.name()), split));
         }
         meters.bindGauges(() -> published.inFlight(), () -> published.queued());
+        // toLoop is read when a read completes, by then bound by bindOwner.
+        this.delivery = new OutputDelivery(outbox, tensors, meters, task -> toLoop.accept(task), new DeliveryCallbacks());
     }
 
     /**
@@ -451,105 +451,16 @@ public final class RequestLifecycle {
                 outbox.send(EntityId.parse(producer), new UnpersistTensors(request.id(), counts)));
     }
 
-    // ---- outputs ----
+    // ---- outputs (delivered by OutputDelivery) ----
 
     public void onResultTensors(ResultTensors result, EntityId sender) {
         checkOwner();
         ActiveRequest request = requests.get(result.requestId());
-        List<TensorPointerInfo> descriptors = result.graphEdge().tensorInfo();
         if (request == null || request.state != RequestState.RUNNING) {
-            // Nobody will read these: acknowledge unread so the producer's counts still reach zero.
-            for (TensorPointerInfo d : descriptors) {
-                outbox.send(EntityId.parse(d.sourceEntity()), new TensorReceived(result.requestId(), Map.of(d.uuid(), 1), List.of()));
-            }
+            delivery.acknowledgeUnread(result);
             return;
         }
-        ActiveRequest.PendingOutput output = new ActiveRequest.PendingOutput(result.graphEdge().name(), result.modality(),
-                result.loopIndices(), request.arrivals++, result.metadata(), descriptors);
-        List<ActiveRequest.PendingOutput> pending = request.pendingBySignal.computeIfAbsent(output.signal, s -> new ArrayList<>());
-        int at = 0;
-        while (at < pending.size() && ActiveRequest.LOOP_ORDER.compare(pending.get(at), output) <= 0) {
-            at++;
-        }
-        pending.add(at, output);
-        for (int i = 0; i < descriptors.size(); i++) {
-            startRead(request, output, i);
-        }
-        deliverReady(request, output.signal);
-    }
-
-    private void startRead(ActiveRequest request, ActiveRequest.PendingOutput output, int index) {
-        TensorPointerInfo d = output.tensors.get(index);
-        ByteBuffer destination = ByteBuffer.allocate(Math.toIntExact(d.nbytes()));
-        request.readsInFlight++;
-        String id = request.id();
-        tensors.read(id, d, destination).whenComplete((r, error) ->
-                toLoop.accept(() -> onReadDone(id, output, index, destination, error)));
-    }
-
-    private void onReadDone(String requestId, ActiveRequest.PendingOutput output, int index, ByteBuffer bytes, Throwable error) {
-        TensorPointerInfo d = output.tensors.get(index);
-        EntityId producer = EntityId.parse(d.sourceEntity());
-        ActiveRequest request = requests.get(requestId);
-        if (error == null) {
-            outbox.send(producer, new TensorReceived(requestId, Map.of(d.uuid(), 1), List.of()));
-        } else {
-            outbox.send(producer, new TensorReceived(requestId, Map.of(), List.of(d.uuid())));
-        }
-        if (request == null) {
-            return;
-        }
-        request.readsInFlight--;
-        if (request.state == RequestState.RUNNING) {
-            if (error != null) {
-                fail(request, ErrorType.OUTPUT_READ_FAILED, "reading output '" + output.signal + "' tensor " + d.uuid()
-                        + " from " + d.sourceEntity() + " failed: " + error);
-                return;
-            }
-            output.data.set(index, TensorRendering.render(d.dtype(), bytes));
-            output.readsLeft--;
-            deliverReady(request, output.signal);
-            maybeFinish(request);
-        } else if (request.state == RequestState.DRAINING) {
-            maybeRemove(request);
-        }
-    }
-
-    /** Delivers the signal's outputs from the head of its loop order while they are read. */
-    private void deliverReady(ActiveRequest request, String signal) {
-        List<ActiveRequest.PendingOutput> pending = request.pendingBySignal.get(signal);
-        while (!pending.isEmpty() && pending.get(0).readsLeft == 0) {
-            ActiveRequest.PendingOutput out = pending.remove(0);
-            Map<String, Object> metadata = new LinkedHashMap<>(out.metadata);
-            metadata.putAll(request.policy.chunkMetadata(out.modality, out.signal));
-            TensorPointerInfo first = out.tensors.isEmpty() ? null : out.tensors.get(0);
-            String dtype = first == null ? "" : first.dtype();
-            metadata.put("dtype", dtype);
-            metadata.put("shape", first == null ? List.of() : first.dims());
-            metadata.put("encoding", TensorRendering.encoding(dtype));
-            metadata.put("loop_indices", out.loopIndices.loopIndices());
-            metadata.put("fwd_pass_index", out.loopIndices.wgFwdPassIdx());
-            Object data = out.data.size() == 1 ? out.data.get(0) : out.data;
-            emitted(request, "output chunk", request.sink.tryEmitNext(Chunk.output(out.modality, out.signal, data, metadata)));
-            long now = System.nanoTime();
-            if (request.chunksDelivered == 0) {
-                meters.firstChunk(request.submission.model(), Duration.ofNanos(now - request.submittedNanos));
-            } else {
-                meters.interChunk(request.submission.model(), Duration.ofNanos(now - request.lastChunkNanos));
-            }
-            request.lastChunkNanos = now;
-            request.chunksDelivered++;
-        }
-    }
-
-    /**
-     * A client that went away cancels its stream, so those refusals are expected; any other would leave a client
-     * without its chunks, and is logged with its reason.
-     */
-    private static void emitted(ActiveRequest request, String what, Sinks.EmitResult result) {
-        if (result.isFailure() && result != Sinks.EmitResult.FAIL_CANCELLED) {
-            log.warn("request {}: the {} could not be handed to its client stream: {}", request.id(), what, result);
-        }
+        delivery.receive(request, result);
     }
 
     private void maybeFinish(ActiveRequest request) {
@@ -651,23 +562,12 @@ public final class RequestLifecycle {
         request.endedNanos = System.nanoTime();
         meters.ended(request.submission.model(), outcome, type == null ? null : type.value(),
                 Duration.ofNanos(request.endedNanos - request.submittedNanos));
-        Chunk terminal;
-        if (outcome == Outcome.COMPLETED) {
-            terminal = Chunk.done();
-        } else if (outcome == Outcome.FAILED) {
-            terminal = Chunk.error(new Chunk.ChunkError(type.value(), type.status(), detail));
-        } else {
-            terminal = Chunk.aborted(reason.value(), new Chunk.ChunkError(type.value(), type.status(), detail));
-        }
-        emitted(request, "terminal chunk", request.sink.tryEmitNext(terminal));
-        emitted(request, "end of stream", request.sink.tryEmitComplete());
+        delivery.endStream(request);
         if (before == RequestState.QUEUED) {
             queue.remove(request.id());
             release(request);
             return;
         }
-        // Outputs not yet delivered will never be: the conductor drains itself by waiting for its reads only.
-        request.pendingBySignal.clear();
         request.awaitingReadsDone.addAll(request.workers());
         for (String worker : request.workers()) {
             outbox.send(EntityId.parse(worker), new DrainRequest(request.id()));
@@ -805,6 +705,30 @@ public final class RequestLifecycle {
         if (owner != null && Thread.currentThread() != owner) {
             throw new IllegalStateException("RequestLifecycle is owned by " + owner.getName() + ", called from "
                     + Thread.currentThread().getName());
+        }
+    }
+
+    /** The state machine as output delivery sees it; a private class so none of it becomes public API here. */
+    private final class DeliveryCallbacks implements OutputDelivery.StateMachine {
+
+        @Override
+        public ActiveRequest live(String requestId) {
+            return requests.get(requestId);
+        }
+
+        @Override
+        public void fail(ActiveRequest request, ErrorType type, String detail) {
+            RequestLifecycle.this.fail(request, type, detail);
+        }
+
+        @Override
+        public void maybeFinish(ActiveRequest request) {
+            RequestLifecycle.this.maybeFinish(request);
+        }
+
+        @Override
+        public void maybeRemove(ActiveRequest request) {
+            RequestLifecycle.this.maybeRemove(request);
         }
     }
 

@@ -3,11 +3,15 @@ package io.mstar.conductor.lifecycle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 import io.mstar.deployment.ModelConfig;
 import io.mstar.deployment.NodeGroupConfig;
+import io.mstar.graph.GraphEdge;
+import io.mstar.graph.GraphNode;
 import io.mstar.graph.GraphWalk;
 import io.mstar.graph.ModelGraph;
 import io.mstar.graph.WorkerGraph;
@@ -48,6 +52,21 @@ final class ModelTopology {
     List<Integer> workerGraphIdsOfPartition(String partition) {
         List<String> walks = graph.partitions().get(partition);
         return workerGraphs.stream().filter(wg -> walks.contains(wg.walk())).map(WorkerGraph::id).sorted().toList();
+    }
+
+    /** The other partitions that {@code producer}'s walks feed through streaming edges, in name order. */
+    Set<String> streamConsumersOf(String producer) {
+        Set<String> consumers = new TreeSet<>();
+        for (String walkName : graph.partitions().get(producer)) {
+            for (GraphNode node : walk(walkName).root().nodes().values()) {
+                for (GraphEdge edge : node.outputs()) {
+                    if (edge.isStreaming() && edge.targetPartition() != null && !edge.targetPartition().equals(producer)) {
+                        consumers.add(edge.targetPartition());
+                    }
+                }
+            }
+        }
+        return consumers;
     }
 
     /**

@@ -30,16 +30,12 @@ import io.mstar.conductor.tensors.ConductorTensors;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.deployment.ModelConfig;
 import io.mstar.graph.GraphEdge;
-import io.mstar.graph.GraphNode;
-import io.mstar.graph.GraphWalk;
-import io.mstar.graph.NameAndDestination;
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
 import io.mstar.messaging.EntityId;
 import io.mstar.model.ModelGraphs;
 import io.mstar.request.CurrentForwardPassInfo;
-import io.mstar.request.MultiSamplingConfig;
 import io.mstar.wire.DrainRequest;
 import io.mstar.wire.FailRequests;
 import io.mstar.wire.InputSignals;
@@ -58,8 +54,9 @@ import reactor.core.publisher.Sinks;
  * other threads reach it through {@link LifecycleLoop} and read the {@link #published()} counts.
  *
  * <p>Each request moves only through {@link #move}, which applies {@link RequestState#next} and updates the
- * metrics at the edges. Outputs reach the client through {@link OutputDelivery}, on the same loop; its reads
- * complete on transport threads and come back through the {@code toLoop} executor given at {@link #bindOwner}.
+ * metrics at the edges. {@link PassRouting} works out where a pass's inputs go; this class sends them. Outputs
+ * reach the client through {@link OutputDelivery}, on the same loop; its reads complete on transport threads and
+ * come back through the {@code toLoop} executor given at {@link #bindOwner}.
  */
 public final class RequestLifecycle {
 
@@ -231,8 +228,8 @@ public final class RequestLifecycle {
                 Step first = request.policy.initial(partition, request.policyRequest);
                 ActiveRequest.PartitionRun run = new ActiveRequest.PartitionRun(partition, first);
                 request.partitions.put(partition, run);
-                Map<String, List<GraphEdge>> shares = route(request, first);
-                CurrentForwardPassInfo info = passInfo(request, run);
+                Map<String, List<GraphEdge>> shares = PassRouting.route(request, first);
+                CurrentForwardPassInfo info = PassRouting.passInfo(request, run);
                 List<Integer> partitionWgs = request.topology.workerGraphIdsOfPartition(partition);
                 Set<String> partitionWorkers = new TreeSet<>();
                 for (int wg : partitionWgs) {
@@ -256,68 +253,6 @@ public final class RequestLifecycle {
             }
         }
         publish();
-    }
-
-    // ---- routing ----
-
-    /**
-     * Turns a step's inputs into edges per worker: one edge per (signal, consuming node of the walk), to every
-     * worker of that node's worker graph; each placement of a worker-held descriptor counts one hand-out.
-     */
-    private Map<String, List<GraphEdge>> route(ActiveRequest request, Step step) {
-        GraphWalk walk = request.topology.walk(step.walk());
-        List<WorkerGraph> wgs = request.topology.workerGraphsOfWalk(step.walk());
-        Map<String, List<GraphEdge>> byWorker = new TreeMap<>();
-        step.inputs().forEach((signal, descriptors) -> {
-            // A loop's carried signal (counter's state) is a loop-back pair, not an external input: its first value
-            // still comes from outside.
-            Set<String> consumerSet = new TreeSet<>();
-            walk.root().inputsOutputs().externalInputs().stream().filter(in -> in.name().equals(signal))
-                    .map(NameAndDestination::destination).forEach(consumerSet::add);
-            walk.root().inputsOutputs().loopBack().stream().filter(in -> in.name().equals(signal))
-                    .map(NameAndDestination::destination).forEach(consumerSet::add);
-            List<String> consumers = List.copyOf(consumerSet);
-            if (consumers.isEmpty()) {
-                throw new ConductorException(ErrorType.MODEL_ERROR, "walk " + step.walk() + " takes no input '" + signal + "'");
-            }
-            for (String node : consumers) {
-                WorkerGraph wg = wgs.stream().filter(g -> g.nodeNames().contains(node)).findFirst().orElseThrow(() ->
-                        new ConductorException(ErrorType.MODEL_ERROR, "no worker graph of walk " + step.walk() + " runs " + node));
-                for (String worker : request.placement.get(wg.id())) {
-                    byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(new GraphEdge(node, signal, descriptors));
-                    for (TensorPointerInfo d : descriptors) {
-                        if (!EntityId.CONDUCTOR.value().equals(d.sourceEntity())) {
-                            request.handOuts.merge(d.uuid(), 1, Integer::sum);
-                        }
-                    }
-                }
-            }
-        });
-        return byWorker;
-    }
-
-    private CurrentForwardPassInfo passInfo(ActiveRequest request, ActiveRequest.PartitionRun run) {
-        Map<String, MultiSamplingConfig> sampling = new TreeMap<>();
-        if (request.submission.sampling() != null) {
-            for (GraphWalk walk : request.topology.graph().walks()) {
-                for (GraphNode node : walk.root().nodes().values()) {
-                    sampling.put(node.name(), new MultiSamplingConfig(request.submission.sampling(), Map.of()));
-                }
-            }
-        }
-        // The seed advances by one per pass of the partition, so each pass samples differently and reproducibly.
-        return new CurrentForwardPassInfo(request.id(), run.step.walk(), false, run.passIndex,
-                request.baseSeed + run.passIndex, request.submission.maxTokens(), sampling, run.step.stepMetadata(),
-                null, run.name, null, run.step.dynamicLoopIterCounts());
-    }
-
-    /** The workers of the worker graphs of {@code walk} (all of the step's partition's current walk). */
-    private Set<String> workersOfWalk(ActiveRequest request, String walk) {
-        Set<String> workers = new TreeSet<>();
-        for (WorkerGraph wg : request.topology.workerGraphsOfWalk(walk)) {
-            workers.addAll(request.placement.get(wg.id()));
-        }
-        return workers;
     }
 
     // ---- passes ----
@@ -388,15 +323,15 @@ public final class RequestLifecycle {
             Map<String, List<GraphEdge>> shares;
             try {
                 run.startPass(next);
-                shares = route(request, next);
+                shares = PassRouting.route(request, next);
             } catch (ConductorException e) {
                 fail(request, e.type(), e.getMessage());
                 return;
             }
-            CurrentForwardPassInfo info = passInfo(request, run);
+            CurrentForwardPassInfo info = PassRouting.passInfo(request, run);
             // Only workers with inputs get InputSignals: the others learn the walk from their peers' edges. A walk
             // given no inputs at all is announced to each of its workers, so its pass can start.
-            Set<String> targets = shares.isEmpty() ? workersOfWalk(request, next.walk()) : shares.keySet();
+            Set<String> targets = shares.isEmpty() ? PassRouting.workersOfWalk(request, next.walk()) : shares.keySet();
             for (String worker : targets) {
                 outbox.send(EntityId.parse(worker), new InputSignals(request.id(),
                         shares.getOrDefault(worker, List.of()), info, run.name, null));
@@ -415,39 +350,21 @@ public final class RequestLifecycle {
 
     /** Tells every partition fed by {@code producer}'s streaming edges that it is done. */
     private void producerDone(ActiveRequest request, ActiveRequest.PartitionRun producer) {
-        Set<String> consumers = new TreeSet<>();
-        for (String walkName : request.topology.graph().partitions().get(producer.name)) {
-            for (GraphNode node : request.topology.walk(walkName).root().nodes().values()) {
-                for (GraphEdge edge : node.outputs()) {
-                    if (edge.isStreaming() && edge.targetPartition() != null && !edge.targetPartition().equals(producer.name)) {
-                        consumers.add(edge.targetPartition());
-                    }
-                }
-            }
-        }
-        for (String consumer : consumers) {
+        for (String consumer : request.topology.streamConsumersOf(producer.name)) {
             ActiveRequest.PartitionRun run = request.partitions.get(consumer);
             if (run == null || run.done) {
                 continue;
             }
-            CurrentForwardPassInfo info = passInfo(request, run);
-            for (String worker : workersOfWalk(request, run.step.walk())) {
+            CurrentForwardPassInfo info = PassRouting.passInfo(request, run);
+            for (String worker : PassRouting.workersOfWalk(request, run.step.walk())) {
                 outbox.send(EntityId.parse(worker), new InputSignals(request.id(), List.of(), info, consumer, Set.of(producer.name)));
             }
         }
     }
 
-    /** {@code UnpersistTensors(uuid -> hand-out count)} to each producer; the conductor's own inputs wait for removal. */
+    /** {@code UnpersistTensors(uuid -> hand-out count)} to each producer of {@code descriptors}. */
     private void unpersist(ActiveRequest request, List<TensorPointerInfo> descriptors) {
-        Map<String, Map<Long, Integer>> byProducer = new TreeMap<>();
-        for (TensorPointerInfo d : descriptors) {
-            if (EntityId.CONDUCTOR.value().equals(d.sourceEntity())) {
-                continue;
-            }
-            Integer handed = request.handOuts.remove(d.uuid());
-            byProducer.computeIfAbsent(d.sourceEntity(), p -> new TreeMap<>()).put(d.uuid(), handed == null ? 0 : handed);
-        }
-        byProducer.forEach((producer, counts) ->
+        PassRouting.settleHandOuts(request, descriptors).forEach((producer, counts) ->
                 outbox.send(EntityId.parse(producer), new UnpersistTensors(request.id(), counts)));
     }
 

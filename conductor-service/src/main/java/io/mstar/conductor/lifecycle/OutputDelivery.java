@@ -118,16 +118,18 @@ final class OutputDelivery {
         TensorPointerInfo d = output.tensors.get(index);
         ByteBuffer destination = ByteBuffer.allocate(Math.toIntExact(d.nbytes()));
         request.readsInFlight++;
-        String id = request.id();
-        tensors.read(id, d, destination).whenComplete((r, error) ->
-                toLoop.accept(() -> onReadDone(id, output, index, destination, error)));
+        tensors.read(request.id(), d, destination).whenComplete((r, error) ->
+                toLoop.accept(() -> onReadDone(request, output, index, destination, error)));
     }
 
-    private void onReadDone(String requestId, ActiveRequest.PendingOutput output, int index, ByteBuffer bytes, Throwable error) {
+    private void onReadDone(ActiveRequest reader, ActiveRequest.PendingOutput output, int index, ByteBuffer bytes,
+            Throwable error) {
         TensorPointerInfo d = output.tensors.get(index);
         EntityId producer = EntityId.parse(d.sourceEntity());
-        // Looked up again by id: the request may have been removed while the read was in flight.
-        ActiveRequest request = requests.live(requestId);
+        String requestId = reader.id();
+        // The request may have been removed while the read was in flight (a drain timeout), and its id taken by a
+        // new request, which this read is no part of: only the same request counts.
+        ActiveRequest request = requests.live(requestId) == reader ? reader : null;
         if (error == null) {
             outbox.send(producer, new TensorReceived(requestId, Map.of(d.uuid(), 1), List.of()));
         } else {

@@ -146,9 +146,13 @@ final class ConductorHarness implements AutoCloseable {
     }
 
     ResultTensors result(String requestId, String producer, String signal, int fwd, int iteration, int... values) {
+        return result(requestId, signal, fwd, iteration, workerTensor(producer, values));
+    }
+
+    ResultTensors result(String requestId, String signal, int fwd, int iteration, TensorPointerInfo tensor) {
         NestedLoopIndices indices = new NestedLoopIndices(List.of("decode_loop"), Map.of("decode_loop", iteration), fwd);
         return new ResultTensors(requestId, "text", GraphEdge.builder("emit_to_client", signal)
-                .tensorInfo(List.of(workerTensor(producer, values))).outputModality("text").build(), indices, Map.of());
+                .tensorInfo(List.of(tensor)).outputModality("text").build(), indices, Map.of());
     }
 
     int wg(String walk, String node) {

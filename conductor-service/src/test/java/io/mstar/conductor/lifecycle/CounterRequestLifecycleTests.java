@@ -231,6 +231,57 @@ class CounterRequestLifecycleTests {
     }
 
     @Test
+    void aReadThatOutlivesItsRemovedRequestIsAcknowledgedButLeavesANewRequestWithTheSameIdAlone() throws Exception {
+        h.close();
+        h = new ConductorHarness(io.mstar.deployment.DeploymentConfig.loadDefault(), Duration.ofSeconds(30), Duration.ofMillis(300));
+        h.setUpWorkers();
+        // A producer that accepts the read and never answers, until it is closed.
+        try (java.net.ServerSocket stalled = new java.net.ServerSocket(0, 8, java.net.InetAddress.getLoopbackAddress())) {
+            List<java.net.Socket> held = new CopyOnWriteArrayList<>();
+            Thread acceptor = new Thread(() -> {
+                try {
+                    while (true) {
+                        held.add(stalled.accept());
+                    }
+                } catch (java.io.IOException closed) {
+                    // the test is done with it
+                }
+            }, "stalled-producer");
+            acceptor.start();
+            long uuid = h.workerUuids.next();
+            TensorPointerInfo stuck = new TensorPointerInfo(uuid, List.of(1L), List.of(1L), "int32", 4L, 0,
+                    "127.0.0.1:" + stalled.getLocalPort(), "worker-1");
+
+            List<Chunk> first = new CopyOnWriteArrayList<>();
+            h.submit(ConductorHarness.counterRequest("r-9", 5, Map.of(), 4), first);
+            h.awaitSent(NewRequest.class, 3, s -> true);
+            h.deliver(W1, h.result("r-9", "token", 1, 0, stuck));
+            await().atMost(Duration.ofSeconds(5)).until(() -> !held.isEmpty());
+            h.loop.askRequests(r -> r.abort("r-9", AbortReason.ADMIN)).block();
+            // no ReadsDone: the drain timeout removes it while its read still hangs
+            h.awaitSent(RemoveRequest.class, 2, s -> true);
+
+            List<Chunk> second = new CopyOnWriteArrayList<>();
+            h.submit(ConductorHarness.counterRequest("r-9", 5, Map.of(), 4), second);
+            h.awaitSent(NewRequest.class, 6, s -> true);
+            for (java.net.Socket s : held) {
+                s.close();
+            }
+            // the old read fails, and the producer is still told so
+            h.awaitSent(TensorReceived.class, 1, s -> ((TensorReceived) s.body()).failedTensorIds().contains(uuid));
+            assertThat(h.loop.askRequests(r -> r.view("r-9").state()).block()).isEqualTo(RequestState.RUNNING);
+            assertThat(second).isEmpty();
+
+            h.loop.askRequests(r -> r.abort("r-9", AbortReason.ADMIN)).block();
+            h.deliver(W0, new ReadsDone("r-9", "worker-0"));
+            h.deliver(W1, new ReadsDone("r-9", "worker-1"));
+            h.awaitSent(RemoveRequest.class, 4, s -> true);
+            assertThat(second).singleElement().satisfies(c -> assertThat(c.reason()).isEqualTo("admin"));
+            assertThat(h.liveInputs()).isZero();
+        }
+    }
+
+    @Test
     void beyondTheConcurrencyLimitRequestsQueueAQueuedAbortTouchesNoWorkerAndAFullQueueIsRefused() throws Exception {
         h.close();
         h = new ConductorHarness(io.mstar.deployment.DeploymentConfig.parse("max_concurrent_requests: 1\n"

@@ -9,27 +9,24 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
-import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import io.mstar.conductor.lifecycle.LifecycleLoop;
 import io.mstar.conductor.lifecycle.WorkerLifecycle;
+import io.mstar.controlplane.ControlRecordsExtension;
 import io.mstar.deployment.ConfigDigest;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.ControlHeaders;
 import io.mstar.messaging.ControlPlaneMeters;
 import io.mstar.messaging.ControlPlaneScrape;
-import io.mstar.messaging.ControlRecords;
 import io.mstar.messaging.EntityId;
-import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Incarnation;
 import io.mstar.messaging.Topics;
 import io.mstar.wire.AbortRequest;
@@ -55,25 +52,12 @@ class ConductorControlPlaneTests {
     @Autowired
     WebTestClient web;
     @Autowired
-    EmbeddedKafkaBroker broker;
-    @Autowired
-    InboxPosition inbox;
-    @Autowired
     LifecycleLoop loop;
 
     private final WireCodec codec = new WireCodec();
-    private ControlRecords records;
 
-    @BeforeEach
-    void setUp() {
-        records = new ControlRecords(broker.getBrokersAsString());
-        await().atMost(Duration.ofSeconds(20)).until(inbox::isPositioned);
-    }
-
-    @AfterEach
-    void tearDown() {
-        records.close();
-    }
+    @RegisterExtension
+    final ControlRecordsExtension records = new ControlRecordsExtension();
 
     @Test
     void readinessIsDownUntilEveryConfiguredWorkerReportsThenFollowsTheirHeartbeats() throws Exception {

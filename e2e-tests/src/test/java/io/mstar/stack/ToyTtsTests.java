@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.mstar.model.ToyTtsDeployments;
 import io.mstar.model.ToyTtsModel;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -32,24 +33,8 @@ import tools.jackson.databind.node.ObjectNode;
 class ToyTtsTests {
 
     private static final Duration SETTLE = Duration.ofSeconds(30);
-    static final String DISAGGREGATED = """
-            models:
-              - name: toy-tts
-                kv_cache: {page_size: 16, max_num_pages: 512}
-                node_groups:
-                  - node_names: [codec]
-                    workers: [0]
-                  - node_names: [lm]
-                    workers: [1]
-            """;
-    static final String COLOCATED = """
-            models:
-              - name: toy-tts
-                kv_cache: {page_size: 16, max_num_pages: 512}
-                node_groups:
-                  - node_names: [lm, codec]
-                    workers: [0]
-            """;
+    static final String DISAGGREGATED = ToyTtsDeployments.disaggregated(512);
+    static final String COLOCATED = ToyTtsDeployments.colocated(512);
 
     @RegisterExtension
     static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2).deployment(DISAGGREGATED)

@@ -9,25 +9,22 @@ import java.util.List;
 import java.util.Set;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
-import org.springframework.kafka.test.EmbeddedKafkaBroker;
 import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
+import io.mstar.controlplane.ControlRecordsExtension;
 import io.mstar.deployment.ConfigDigest;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.ControlHeaders;
 import io.mstar.messaging.ControlPlaneMeters;
 import io.mstar.messaging.ControlPlaneScrape;
-import io.mstar.messaging.ControlRecords;
 import io.mstar.messaging.EntityId;
-import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Incarnation;
 import io.mstar.messaging.Topics;
 import io.mstar.wire.ConductorMessage;
@@ -59,27 +56,14 @@ class WorkerControlPlaneTests {
     @Autowired
     WebTestClient web;
     @Autowired
-    EmbeddedKafkaBroker broker;
-    @Autowired
-    InboxPosition inbox;
-    @Autowired
     EngineLoop loop;
     @Autowired
     io.mstar.worker.engine.WorkerDataPlane dataPlane;
 
     private final WireCodec codec = new WireCodec();
-    private ControlRecords records;
 
-    @BeforeEach
-    void setUp() {
-        records = new ControlRecords(broker.getBrokersAsString());
-        await().atMost(Duration.ofSeconds(20)).until(inbox::isPositioned);
-    }
-
-    @AfterEach
-    void tearDown() {
-        records.close();
-    }
+    @RegisterExtension
+    final ControlRecordsExtension records = new ControlRecordsExtension();
 
     @Test
     void becomesReadyOnItsOwnOnceItsSetupDoneIsAcknowledged() {

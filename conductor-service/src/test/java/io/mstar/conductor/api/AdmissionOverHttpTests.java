@@ -1,7 +1,6 @@
 package io.mstar.conductor.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -11,13 +10,9 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -26,24 +21,13 @@ import io.mstar.conductor.lifecycle.AbortReason;
 import io.mstar.conductor.lifecycle.LifecycleLoop;
 import io.mstar.conductor.lifecycle.RequestLifecycle;
 import io.mstar.conductor.lifecycle.Submission;
-import io.mstar.deployment.ConfigDigest;
-import io.mstar.messaging.ControlHeaders;
-import io.mstar.messaging.EntityId;
-import io.mstar.messaging.Incarnation;
-import io.mstar.messaging.Received;
-import io.mstar.wire.ConductorMessage;
-import io.mstar.wire.SetupDone;
 
 /**
  * Admission over real HTTP with one slot and no queue: a full conductor answers 503 {@code queue_full} with
  * {@code Retry-After} at once; without ready workers 503 {@code no_ready_workers}. Also: the admin API refuses
  * everything without a configured token, the OpenAPI document is served, and the request meters are scraped.
  */
-@Tag("kafka")
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}", "mstar.conductor.data.port=0"})
-@AutoConfigureWebTestClient
-@EmbeddedKafka(partitions = 1)
+@ConductorOverHttp
 class AdmissionOverHttpTests {
 
     private static final String BODY = "{\"model\":\"counter\",\"inputs\":{\"tokens\":{\"tokens\":[1]}}}";
@@ -75,11 +59,7 @@ class AdmissionOverHttpTests {
                 .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .expectBody().jsonPath("$.error_type").isEqualTo("no_ready_workers");
 
-        for (String w : List.of("worker-0", "worker-1")) {
-            loop.deliver(new Received<>(ConductorMessage.of(new SetupDone(w)), new ControlHeaders.Stamp(EntityId.parse(w),
-                    Incarnation.random(), 0L, new ConfigDigest("aa"))));
-        }
-        await().atMost(Duration.ofSeconds(5)).until(() -> loop.snapshot() != null && loop.snapshot().allReady());
+        PlayedWorkers.controlOnly(loop).setUp();
         loop.askRequests(r -> r.submit(new Submission("slot", "counter", Map.of("tokens",
                 new Submission.InputTensor("int32", List.of(1L), new byte[4])), 1, null, Map.of(), null, null)))
                 .block(Duration.ofSeconds(5));

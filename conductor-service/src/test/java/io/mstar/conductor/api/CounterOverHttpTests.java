@@ -1,5 +1,7 @@
 package io.mstar.conductor.api;
 
+import static io.mstar.conductor.api.PlayedWorkers.W0;
+import static io.mstar.conductor.api.PlayedWorkers.W1;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -8,44 +10,27 @@ import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.MediaType;
 import org.springframework.http.codec.ServerSentEvent;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import io.mstar.conductor.lifecycle.LifecycleLoop;
 import io.mstar.conductor.lifecycle.RequestLifecycle;
 import io.mstar.conductor.lifecycle.RequestState;
-import io.mstar.deployment.ConfigDigest;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.graph.GraphEdge;
 import io.mstar.graph.NestedLoopIndices;
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
-import io.mstar.messaging.ControlHeaders;
-import io.mstar.messaging.EntityId;
-import io.mstar.messaging.Incarnation;
-import io.mstar.messaging.Received;
 import io.mstar.model.ModelGraphs;
-import io.mstar.tensor.TensorUuids;
-import io.mstar.tensor.transport.ServedTensors;
-import io.mstar.tensor.transport.TensorServer;
-import io.mstar.wire.ConductorMessage;
-import io.mstar.wire.ConductorMessageBody;
-import io.mstar.wire.ReadsDone;
 import io.mstar.wire.ResultTensors;
-import io.mstar.wire.SetupDone;
 import io.mstar.wire.WorkerGraphsDone;
 
 /**
@@ -53,18 +38,11 @@ import io.mstar.wire.WorkerGraphsDone;
  * serving their outputs from a real tensor server that the conductor reads: the client sees the model's exact
  * outputs as JSON integer arrays, and the conductor's input tensors are freed once the request is removed.
  */
-@Tag("kafka")
 // The same properties as PublicApiTests, so both share one cached context and broker.
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}", "mstar.conductor.data.port=0",
-        "mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=64B",
+@ConductorOverHttp(properties = {"mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=64B",
         "mstar.conductor.admin.token=0123456789abcdef-test-token"})
-@AutoConfigureWebTestClient
-@EmbeddedKafka(partitions = 1)
 class CounterOverHttpTests {
 
-    private static final EntityId W0 = EntityId.worker(0);
-    private static final EntityId W1 = EntityId.worker(1);
     /** The counter's worker graphs, numbered as the services number them (every model of the deployment split). */
     private static final List<WorkerGraph> WGS = WorkerGraphSplit.split(DeploymentConfig.loadDefault(),
             ModelGraphs.of(DeploymentConfig.loadDefault().models().stream().map(m -> m.name()).toList())).stream()
@@ -75,22 +53,17 @@ class CounterOverHttpTests {
     @Autowired
     LifecycleLoop loop;
 
-    private final Map<EntityId, Incarnation> incarnations = Map.of(W0, Incarnation.random(), W1, Incarnation.random());
-    private final ServedTensors served = new ServedTensors();
-    private final TensorUuids uuids = new TensorUuids(1, new Random(3));
-    private TensorServer server;
+    private PlayedWorkers workers;
 
     @BeforeEach
     void setUp() {
-        server = TensorServer.start(served, "127.0.0.1", 0, "127.0.0.1", 1);
-        deliver(W0, new SetupDone("worker-0"));
-        deliver(W1, new SetupDone("worker-1"));
-        await().atMost(Duration.ofSeconds(5)).until(() -> loop.snapshot() != null && loop.snapshot().allReady());
+        workers = PlayedWorkers.servingTensors(loop, 3);
+        workers.setUp();
     }
 
     @AfterEach
     void tearDown() {
-        server.close();
+        workers.close();
     }
 
     @Test
@@ -149,19 +122,20 @@ class CounterOverHttpTests {
         Thread t = new Thread(() -> {
             await().atMost(Duration.ofSeconds(10)).until(() -> loop.askRequests(r -> r.view(id)).blockOptional()
                     .map(v -> v.state() == RequestState.RUNNING).orElse(false));
-            deliver(W1, result(id, "worker-1", "prefill_out", 0, 0, 5));
-            deliver(W0, new WorkerGraphsDone(id, List.of(prefill0), true));
-            deliver(W1, WorkerGraphsDone.builder(id, List.of(prefill1), true)
+            workers.deliver(W1, result(id, "worker-1", "prefill_out", 0, 0, 5));
+            workers.deliver(W0, new WorkerGraphsDone(id, List.of(prefill0), true));
+            workers.deliver(W1, WorkerGraphsDone.builder(id, List.of(prefill1), true)
                     .persistSignals(Map.of("state", List.of(tensor("worker-1", 5)))).build());
             int value = 6;
             int left = maxTokens;
             for (int pass = 1; pass <= decodePasses; pass++) {
                 int n = Math.min(4, left);
                 for (int i = 0; i < n; i++) {
-                    deliver(W1, result(id, "worker-1", "token", pass, i, value++));
+                    workers.deliver(W1, result(id, "worker-1", "token", pass, i, value++));
                 }
                 left -= n;
-                deliver(W1, WorkerGraphsDone.builder(id, List.of(decode), true).newTokenCounts(Map.of("token", n))
+                workers.deliver(W1, WorkerGraphsDone.builder(id, List.of(decode), true)
+                        .newTokenCounts(Map.of("token", n))
                         .persistSignals(Map.of("state", List.of(tensor("worker-1", value - 1)))).build());
             }
             List<Integer> tokens = new java.util.ArrayList<>();
@@ -170,8 +144,8 @@ class CounterOverHttpTests {
             }
             for (int i = 0; i < tokens.size(); i += 2) {
                 int[] chunkValues = tokens.subList(i, Math.min(i + 2, tokens.size())).stream().mapToInt(x -> x).toArray();
-                deliver(W0, result(id, "worker-0", "text", i / 2, 0, chunkValues));
-                deliver(W0, WorkerGraphsDone.builder(id, List.of(chunk), true).partitionName("detok")
+                workers.deliver(W0, result(id, "worker-0", "text", i / 2, 0, chunkValues));
+                workers.deliver(W0, WorkerGraphsDone.builder(id, List.of(chunk), true).partitionName("detok")
                         .partitionDone(i + 2 >= tokens.size()).build());
             }
         }, "test-workers");
@@ -180,8 +154,7 @@ class CounterOverHttpTests {
     }
 
     private void finishAndAssertReleased(String id) {
-        deliver(W0, new ReadsDone(id, "worker-0"));
-        deliver(W1, new ReadsDone(id, "worker-1"));
+        workers.readsDone(id);
         await().atMost(Duration.ofSeconds(10)).until(() -> loop.askRequests(r -> r.view(id).state()).block()
                 == RequestState.REMOVED);
         assertThat(loop.askRequests(RequestLifecycle::liveInputTensors).block()).isZero();
@@ -196,23 +169,14 @@ class CounterOverHttpTests {
     }
 
     private TensorPointerInfo tensor(String producer, int... values) {
-        ByteBuffer b = ByteBuffer.allocateDirect(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocate(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
         for (int v : values) {
             b.putInt(v);
         }
-        b.flip();
-        long uuid = uuids.next();
-        served.publish(uuid, b, () -> { });
-        return new TensorPointerInfo(uuid, List.of((long) values.length), List.of(1L), "int32", 4L * values.length, 0,
-                server.sessionId(), producer);
-    }
-
-    private void deliver(EntityId from, ConductorMessageBody body) {
-        loop.deliver(new Received<>(ConductorMessage.of(body),
-                new ControlHeaders.Stamp(from, incarnations.get(from), 0L, new ConfigDigest("aa"))));
+        return workers.tensor(producer, "int32", b.array());
     }
 
     private static int wg(String walk, String node) {
-        return WGS.stream().filter(g -> g.walk().equals(walk) && g.nodeNames().contains(node)).findFirst().orElseThrow().id();
+        return PlayedWorkers.graphId(WGS, walk, node);
     }
 }

@@ -8,40 +8,24 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import io.mstar.conductor.lifecycle.LifecycleLoop;
 import io.mstar.conductor.lifecycle.RequestLifecycle;
-import io.mstar.deployment.ConfigDigest;
-import io.mstar.messaging.ControlHeaders;
-import io.mstar.messaging.EntityId;
-import io.mstar.messaging.Incarnation;
-import io.mstar.messaging.Received;
-import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.FailRequests;
-import io.mstar.wire.SetupDone;
 
 /**
  * The public and admin APIs over real HTTP: problem+json with stable types, limits, auth. Worker messages are
  * delivered to the loop in-process (the Kafka path is ConductorControlPlaneTests').
  */
-@Tag("kafka")
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}", "mstar.conductor.data.port=0",
-        "mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=64B",
-        "mstar.conductor.admin.token=0123456789abcdef-test-token"})
-@AutoConfigureWebTestClient
-@EmbeddedKafka(partitions = 1)
+@ConductorOverHttp(properties = {"mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=64B",
+        "mstar.conductor.admin.token=" + PublicApiTests.TOKEN})
 class PublicApiTests {
 
-    private static final String TOKEN = "0123456789abcdef-test-token";
+    static final String TOKEN = "0123456789abcdef-test-token";
 
     @Autowired
     WebTestClient web;
@@ -50,13 +34,12 @@ class PublicApiTests {
     @org.springframework.boot.test.web.server.LocalServerPort
     int port;
 
+    private PlayedWorkers workers;
+
     @BeforeEach
     void workersUp() {
-        for (String w : List.of("worker-0", "worker-1")) {
-            loop.deliver(new Received<>(ConductorMessage.of(new SetupDone(w)), new ControlHeaders.Stamp(EntityId.parse(w),
-                    Incarnation.random(), 0L, new ConfigDigest("aa"))));
-        }
-        await().atMost(Duration.ofSeconds(5)).until(() -> loop.snapshot() != null && loop.snapshot().allReady());
+        workers = PlayedWorkers.controlOnly(loop);
+        workers.setUp();
     }
 
     @Test
@@ -96,8 +79,7 @@ class PublicApiTests {
         Thread failer = new Thread(() -> {
             await().atMost(Duration.ofSeconds(5)).until(() -> loop.askRequests(r -> r.view("s-1")).blockOptional()
                     .map(v -> v.state() == io.mstar.conductor.lifecycle.RequestState.RUNNING).orElse(false));
-            loop.deliver(new Received<>(ConductorMessage.of(new FailRequests(Map.of("s-1", "boom"))),
-                    new ControlHeaders.Stamp(EntityId.worker(1), Incarnation.random(), 0L, new ConfigDigest("aa"))));
+            workers.deliver(PlayedWorkers.W1, new FailRequests(Map.of("s-1", "boom")));
         });
         failer.start();
         var result = web.post().uri("/v1/requests").contentType(MediaType.APPLICATION_JSON)

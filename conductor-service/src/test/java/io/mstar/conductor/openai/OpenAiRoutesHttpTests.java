@@ -1,5 +1,7 @@
 package io.mstar.conductor.openai;
 
+import static io.mstar.conductor.api.PlayedWorkers.W0;
+import static io.mstar.conductor.api.PlayedWorkers.W1;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -12,47 +14,31 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.http.MediaType;
-import org.springframework.kafka.test.context.EmbeddedKafka;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
+import io.mstar.conductor.api.ConductorOverHttp;
+import io.mstar.conductor.api.PlayedWorkers;
 import io.mstar.conductor.lifecycle.LifecycleLoop;
 import io.mstar.conductor.lifecycle.RequestLifecycle;
 import io.mstar.conductor.lifecycle.RequestState;
 import io.mstar.conductor.lifecycle.RequestView;
-import io.mstar.deployment.ConfigDigest;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.graph.GraphEdge;
 import io.mstar.graph.NestedLoopIndices;
-import io.mstar.graph.TensorPointerInfo;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
-import io.mstar.messaging.ControlHeaders;
-import io.mstar.messaging.EntityId;
-import io.mstar.messaging.Incarnation;
-import io.mstar.messaging.Received;
 import io.mstar.model.ModelGraphs;
-import io.mstar.tensor.TensorUuids;
-import io.mstar.tensor.transport.ServedTensors;
-import io.mstar.tensor.transport.TensorServer;
-import io.mstar.wire.ConductorMessage;
-import io.mstar.wire.ConductorMessageBody;
 import io.mstar.wire.FailRequests;
-import io.mstar.wire.ReadsDone;
 import io.mstar.wire.ResultTensors;
-import io.mstar.wire.SetupDone;
 import io.mstar.wire.WorkerGraphsDone;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -64,19 +50,12 @@ import tools.jackson.databind.json.JsonMapper;
  * contract (text bytes, float32 embedding + num_tokens, int16 audio with sample_rate/channels) from a real tensor
  * server the conductor reads. The counter's one int32 input takes the prompt as byte tokens.
  */
-@Tag("kafka")
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "spring.kafka.bootstrap-servers=${spring.embedded.kafka.brokers}", "mstar.conductor.data.port=0",
-        "mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=1KB",
+@ConductorOverHttp(properties = {"mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=1KB",
         "mstar.conductor.openai.embedding-models=counter", "mstar.conductor.openai.chat-models=counter",
         "mstar.conductor.openai.speech-models=counter", "mstar.conductor.openai.speech-max-tokens=1",
         "mstar.conductor.openai.max-embedding-inputs=5", "mstar.deployment.config=" + OpenAiRoutesHttpTests.DEPLOYMENT})
-@AutoConfigureWebTestClient
-@EmbeddedKafka(partitions = 1)
 class OpenAiRoutesHttpTests {
 
-    private static final EntityId W0 = EntityId.worker(0);
-    private static final EntityId W1 = EntityId.worker(1);
     /** Counter only, at most 3 active and 1 queued request (module-relative: surefire runs in the module). */
     static final String DEPLOYMENT = "src/test/resources/openai-routes-deployment.yaml";
     private static final List<WorkerGraph> WGS = WorkerGraphSplit.split(DeploymentConfig.load(java.nio.file.Path.of(DEPLOYMENT)),
@@ -91,11 +70,8 @@ class OpenAiRoutesHttpTests {
     @LocalServerPort
     int port;
 
-    private final Map<EntityId, Incarnation> incarnations = Map.of(W0, Incarnation.random(), W1, Incarnation.random());
-    private final ServedTensors served = new ServedTensors();
-    private final TensorUuids uuids = new TensorUuids(1, new Random(5));
     private final Set<String> played = new HashSet<>();
-    private TensorServer server;
+    private PlayedWorkers workers;
 
     /** One output a played worker emits: signal name, modality, dtype, little-endian bytes, worker metadata. */
     record Out(String signal, String modality, String dtype, byte[] bytes, Map<String, String> metadata) {
@@ -131,25 +107,20 @@ class OpenAiRoutesHttpTests {
 
     @BeforeEach
     void setUp() {
-        server = TensorServer.start(served, "127.0.0.1", 0, "127.0.0.1", 1);
-        deliver(W0, new SetupDone("worker-0"));
-        deliver(W1, new SetupDone("worker-1"));
-        await().atMost(Duration.ofSeconds(5)).until(() -> loop.snapshot() != null && loop.snapshot().allReady());
+        workers = PlayedWorkers.servingTensors(loop, 5);
+        workers.setUp();
     }
 
     @AfterEach
     void tearDown() {
-        for (String id : played) {
-            deliver(W0, new ReadsDone(id, "worker-0"));
-            deliver(W1, new ReadsDone(id, "worker-1"));
-        }
+        played.forEach(workers::readsDone);
         for (String id : played) {
             await().atMost(Duration.ofSeconds(10)).until(() -> loop.askRequests(r -> r.view(id).state()).block()
                     == RequestState.REMOVED);
         }
         assertThat(loop.askRequests(RequestLifecycle::liveRequests).block()).isZero();
         assertThat(loop.askRequests(RequestLifecycle::liveInputTensors).block()).isZero();
-        server.close();
+        workers.close();
     }
 
     @Test
@@ -223,7 +194,7 @@ class OpenAiRoutesHttpTests {
         Thread failer = new Thread(() -> {
             String id = awaitRunning("chatcmpl-");
             played.add(id);
-            deliver(W1, new FailRequests(Map.of(id, "boom")));
+            workers.deliver(W1, new FailRequests(Map.of(id, "boom")));
         });
         failer.setDaemon(true);
         failer.start();
@@ -275,7 +246,7 @@ class OpenAiRoutesHttpTests {
             for (int i = 0; i < 3; i++) {
                 ids.add(awaitRunning("embd-"));
             }
-            deliver(W1, new FailRequests(Map.of(ids.get(1), "kernel exploded")));
+            workers.deliver(W1, new FailRequests(Map.of(ids.get(1), "kernel exploded")));
         });
         failer.setDaemon(true);
         failer.start();
@@ -384,7 +355,7 @@ class OpenAiRoutesHttpTests {
                     .retrieve().bodyToFlux(String.class).subscribe(received::add, e -> { });
             String id = awaitRunning("chatcmpl-");
             // one token out, so a streaming answer has begun
-            deliver(W1, result(id, Out.text('x'), 0));
+            workers.deliver(W1, result(id, Out.text('x'), 0));
             if (body.contains("stream")) {
                 // the frames reach the client while the request still runs: each event is flushed
                 await().atMost(Duration.ofSeconds(5)).until(() -> String.join("", received).contains("\"content\":\"x\""));
@@ -436,43 +407,26 @@ class OpenAiRoutesHttpTests {
     /** The counter's walks (prefill, one decode pass of all its tokens, one detok pass) with these outputs first. */
     private void play(String id, int maxTokens, List<Out> outputs) {
         for (int i = 0; i < outputs.size(); i++) {
-            deliver(W0, result(id, outputs.get(i), i));
+            workers.deliver(W0, result(id, outputs.get(i), i));
         }
-        deliver(W0, new WorkerGraphsDone(id, List.of(wg("prefill", "embed")), true));
-        deliver(W1, WorkerGraphsDone.builder(id, List.of(wg("prefill", "count")), true)
-                .persistSignals(Map.of("state", List.of(tensor("worker-1", "int32", new byte[4])))).build());
-        deliver(W1, WorkerGraphsDone.builder(id, List.of(wg("decode", "step")), true)
+        workers.deliver(W0, new WorkerGraphsDone(id, List.of(wg("prefill", "embed")), true));
+        workers.deliver(W1, WorkerGraphsDone.builder(id, List.of(wg("prefill", "count")), true)
+                .persistSignals(Map.of("state", List.of(workers.tensor("worker-1", "int32", new byte[4])))).build());
+        workers.deliver(W1, WorkerGraphsDone.builder(id, List.of(wg("decode", "step")), true)
                 .newTokenCounts(Map.of("token", maxTokens))
-                .persistSignals(Map.of("state", List.of(tensor("worker-1", "int32", new byte[4])))).build());
-        deliver(W0, WorkerGraphsDone.builder(id, List.of(wg("chunk", "detok")), true).partitionName("detok")
+                .persistSignals(Map.of("state", List.of(workers.tensor("worker-1", "int32", new byte[4])))).build());
+        workers.deliver(W0, WorkerGraphsDone.builder(id, List.of(wg("chunk", "detok")), true).partitionName("detok")
                 .partitionDone(true).build());
     }
 
     private ResultTensors result(String id, Out out, int iteration) {
         return new ResultTensors(id, out.modality(), GraphEdge.builder("emit_to_client", out.signal())
-                .tensorInfo(List.of(tensor("worker-0", out.dtype(), out.bytes()))).outputModality(out.modality()).build(),
+                .tensorInfo(List.of(workers.tensor("worker-0", out.dtype(), out.bytes())))
+                .outputModality(out.modality()).build(),
                 new NestedLoopIndices(List.of("decode_loop"), Map.of("decode_loop", iteration), 0), out.metadata());
     }
 
-    private TensorPointerInfo tensor(String producer, String dtype, byte[] bytes) {
-        int size = switch (dtype) {
-            case "int16" -> 2;
-            default -> 4;
-        };
-        ByteBuffer b = ByteBuffer.allocateDirect(bytes.length).order(ByteOrder.LITTLE_ENDIAN);
-        b.put(bytes).flip();
-        long uuid = uuids.next();
-        served.publish(uuid, b, () -> { });
-        return new TensorPointerInfo(uuid, List.of((long) bytes.length / size), List.of(1L), dtype, bytes.length, 0,
-                server.sessionId(), producer);
-    }
-
-    private void deliver(EntityId from, ConductorMessageBody body) {
-        loop.deliver(new Received<>(ConductorMessage.of(body),
-                new ControlHeaders.Stamp(from, incarnations.get(from), 0L, new ConfigDigest("aa"))));
-    }
-
     private static int wg(String walk, String node) {
-        return WGS.stream().filter(g -> g.walk().equals(walk) && g.nodeNames().contains(node)).findFirst().orElseThrow().id();
+        return PlayedWorkers.graphId(WGS, walk, node);
     }
 }

@@ -25,6 +25,7 @@ import io.mstar.graph.TensorPointerInfo;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
 import io.mstar.messaging.EntityId;
+import io.mstar.model.ToyTtsDeployments;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.CurrentForwardPassInfo;
 import io.mstar.request.MultiSamplingConfig;
@@ -53,24 +54,8 @@ final class TtsHarness implements AutoCloseable {
     static final Duration TIMEOUT = Duration.ofSeconds(60);
     static final String MODEL = ToyTtsModel.NAME;
 
-    static final String DISAGGREGATED = """
-            models:
-              - name: toy-tts
-                kv_cache: {page_size: 16, max_num_pages: 256}
-                node_groups:
-                  - node_names: [codec]
-                    workers: [0]
-                  - node_names: [lm]
-                    workers: [1]
-            """;
-    static final String COLOCATED = """
-            models:
-              - name: toy-tts
-                kv_cache: {page_size: 16, max_num_pages: 256}
-                node_groups:
-                  - node_names: [lm, codec]
-                    workers: [0]
-            """;
+    static final String DISAGGREGATED = ToyTtsDeployments.disaggregated(256);
+    static final String COLOCATED = ToyTtsDeployments.colocated(256);
 
     /** One request as this conductor sees it. */
     static final class Run extends TestConductorLoop.Request {

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.mstar.metrics.MeterDeclaration;
 import io.mstar.tensor.bookkeeping.TensorStoreException;
 import io.mstar.tensor.device.Device;
 
@@ -45,39 +46,14 @@ public final class TensorMeters implements AutoCloseable {
         TENSOR_ERRORS("tensor.errors", Meter.Type.COUNTER, null, TAG_REASON,
                 "Refused tensor store and bookkeeping operations (unknown uuid, duplicate uuid, bad argument)");
 
-        private final String suffix;
-        private final Meter.Type type;
-        private final String baseUnit;
-        private final String tagKey;
-        private final String description;
+        private final MeterDeclaration declaration;
 
         Definition(String suffix, Meter.Type type, String baseUnit, String tagKey, String description) {
-            this.suffix = suffix;
-            this.type = type;
-            this.baseUnit = baseUnit;
-            this.tagKey = tagKey;
-            this.description = description;
+            this.declaration = new MeterDeclaration(PREFIX + suffix, type, baseUnit, List.of(tagKey), description);
         }
 
-        public String meterName() {
-            return PREFIX + suffix;
-        }
-
-        public Meter.Type type() {
-            return type;
-        }
-
-        /** The base unit, or null for counts. */
-        public String baseUnit() {
-            return baseUnit;
-        }
-
-        public String tagKey() {
-            return tagKey;
-        }
-
-        public String description() {
-            return description;
+        public MeterDeclaration declaration() {
+            return declaration;
         }
     }
 
@@ -125,23 +101,14 @@ public final class TensorMeters implements AutoCloseable {
     }
 
     private Gauge gauge(Definition d, String tagValue, Supplier<Number> value) {
-        return Gauge.builder(d.meterName(), value)
-                .description(d.description())
-                .baseUnit(d.baseUnit())
-                .tag(d.tagKey(), tagValue)
-                .strongReference(true)
-                .register(registry);
+        return d.declaration().gauge(value, tagValue).strongReference(true).register(registry);
     }
 
     private FunctionCounter counter(Definition d, String tagValue, Supplier<Number> value) {
         // A function counter holds its state object weakly and has no strongReference option: without this
         // list the supplier is collectable and the counter silently reads 0 after the next GC.
         counterSources.add(value);
-        return FunctionCounter.builder(d.meterName(), value, v -> v.get().doubleValue())
-                .description(d.description())
-                .baseUnit(d.baseUnit())
-                .tag(d.tagKey(), tagValue)
-                .register(registry);
+        return d.declaration().functionCounter(value, v -> v.get().doubleValue(), tagValue).register(registry);
     }
 
     private void track(Meter meter) {

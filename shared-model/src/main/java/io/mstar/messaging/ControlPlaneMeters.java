@@ -1,7 +1,6 @@
 package io.mstar.messaging;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -17,6 +16,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.mstar.metrics.MeterDeclaration;
+import io.mstar.metrics.RegisteredMeters;
 
 /**
  * The control-plane meters of one role, declared once here (STYLE §9). Dotted names with base units; the
@@ -72,7 +72,7 @@ public final class ControlPlaneMeters implements AutoCloseable {
 
     private final MeterRegistry registry;
     private final Role role;
-    private final List<Meter> registered = new ArrayList<>();
+    private final RegisteredMeters registered;
     private final Map<String, Counter> sent = new ConcurrentHashMap<>();
     private final Map<String, Counter> received = new ConcurrentHashMap<>();
     private final Map<String, Timer> latency = new ConcurrentHashMap<>();
@@ -82,12 +82,14 @@ public final class ControlPlaneMeters implements AutoCloseable {
     public ControlPlaneMeters(MeterRegistry registry, Role role) {
         this.registry = registry;
         this.role = role;
+        this.registered = new RegisteredMeters(registry);
         // Every reason exists from the start at 0, so a rate() over the series works before the first refusal.
         for (DeadLetterReason reason : DeadLetterReason.values()) {
-            deadLettered.put(reason, track(declared(Definition.MESSAGES_DEAD_LETTERED).counter(reason.value())
+            deadLettered.put(reason, registered.add(declared(Definition.MESSAGES_DEAD_LETTERED).counter(reason.value())
                     .register(registry)));
         }
-        track(declared(Definition.KAFKA_CONSUMER_LAG).gauge(this, m -> m.consumerLag.getAsDouble()).register(registry));
+        registered.add(declared(Definition.KAFKA_CONSUMER_LAG).gauge(this, m -> m.consumerLag.getAsDouble())
+                .register(registry));
     }
 
     /**
@@ -122,7 +124,8 @@ public final class ControlPlaneMeters implements AutoCloseable {
     }
 
     private Timer latencyTimer(String messageType) {
-        return latency.computeIfAbsent(messageType, type -> track(declared(Definition.MESSAGE_LATENCY).timer(type)
+        return latency.computeIfAbsent(messageType, type -> registered.add(declared(Definition.MESSAGE_LATENCY)
+                .timer(type)
                 .publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofMillis(1))
                 .maximumExpectedValue(Duration.ofSeconds(10))
@@ -171,25 +174,16 @@ public final class ControlPlaneMeters implements AutoCloseable {
     }
 
     private Counter counter(Map<String, Counter> cache, Definition definition, String messageType) {
-        return cache.computeIfAbsent(messageType, type -> track(declared(definition).counter(type).register(registry)));
+        return cache.computeIfAbsent(messageType,
+                type -> registered.add(declared(definition).counter(type).register(registry)));
     }
 
     private MeterDeclaration declared(Definition definition) {
         return definition.declaration(role);
     }
 
-    private <M extends Meter> M track(M meter) {
-        synchronized (registered) {
-            registered.add(meter);
-        }
-        return meter;
-    }
-
     @Override
     public void close() {
-        synchronized (registered) {
-            registered.forEach(registry::remove);
-            registered.clear();
-        }
+        registered.close();
     }
 }

@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.metrics.MeterDeclaration;
+import io.mstar.metrics.RegisteredMeters;
 import io.mstar.tensor.bookkeeping.TensorStoreException;
 import io.mstar.tensor.device.Device;
 
@@ -58,7 +59,7 @@ public final class TensorMeters implements AutoCloseable {
     }
 
     private final MeterRegistry registry;
-    private final List<Meter> registered = new ArrayList<>();
+    private final RegisteredMeters registered;
     private final List<Supplier<Number>> counterSources = new ArrayList<>();
 
     /**
@@ -70,34 +71,32 @@ public final class TensorMeters implements AutoCloseable {
      */
     public TensorMeters(MeterRegistry registry, Supplier<TensorStoreSnapshot> snapshot, List<? extends Device> devices) {
         this.registry = registry;
+        this.registered = new RegisteredMeters(registry);
         for (TensorState state : TensorState.values()) {
-            track(gauge(Definition.TENSORS_LIVE, state.value(), () -> snapshot.get().count(state)));
+            registered.add(gauge(Definition.TENSORS_LIVE, state.value(), () -> snapshot.get().count(state)));
         }
         for (Device device : devices) {
             String name = device.name();
-            track(gauge(Definition.TENSOR_MEMORY, name,
+            registered.add(gauge(Definition.TENSOR_MEMORY, name,
                     () -> snapshot.get().bytesByDevice().getOrDefault(name, 0L)));
-            track(gauge(Definition.DEVICE_MEMORY_USED, name, () -> device.stats().bytesInUse()));
-            track(counter(Definition.DEVICE_ALLOCATIONS, name, () -> device.stats().allocations()));
-            track(counter(Definition.DEVICE_FREES, name, () -> device.stats().frees()));
+            registered.add(gauge(Definition.DEVICE_MEMORY_USED, name, () -> device.stats().bytesInUse()));
+            registered.add(counter(Definition.DEVICE_ALLOCATIONS, name, () -> device.stats().allocations()));
+            registered.add(counter(Definition.DEVICE_FREES, name, () -> device.stats().frees()));
         }
         for (TensorStoreException.Reason reason : TensorStoreException.Reason.values()) {
-            track(counter(Definition.TENSOR_ERRORS, reason.name().toLowerCase(Locale.ROOT),
+            registered.add(counter(Definition.TENSOR_ERRORS, reason.name().toLowerCase(Locale.ROOT),
                     () -> snapshot.get().error(reason)));
         }
     }
 
     /** The meters this instance registered (for tests and the scrape-vs-declaration check). */
     public List<Meter> meters() {
-        return List.copyOf(registered);
+        return registered.meters();
     }
 
     @Override
     public void close() {
-        for (Meter meter : registered) {
-            registry.remove(meter);
-        }
-        registered.clear();
+        registered.close();
     }
 
     private Gauge gauge(Definition d, String tagValue, Supplier<Number> value) {
@@ -109,9 +108,5 @@ public final class TensorMeters implements AutoCloseable {
         // list the supplier is collectable and the counter silently reads 0 after the next GC.
         counterSources.add(value);
         return d.declaration().functionCounter(value, v -> v.get().doubleValue(), tagValue).register(registry);
-    }
-
-    private void track(Meter meter) {
-        registered.add(meter);
     }
 }

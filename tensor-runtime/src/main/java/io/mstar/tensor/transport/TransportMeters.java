@@ -6,7 +6,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.mstar.metrics.MeterDeclaration;
-import java.util.ArrayList;
+import io.mstar.metrics.RegisteredMeters;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -49,7 +49,7 @@ final class TransportMeters implements AutoCloseable {
 
     private final MeterRegistry registry;
     private final String role;
-    private final List<Meter> meters = new ArrayList<>();
+    private final RegisteredMeters meters;
     private final Map<Transport, Counter> bytes = new EnumMap<>(Transport.class);
     private final Map<Transport, Timer> time = new EnumMap<>(Transport.class);
     private final Map<Transport, AtomicInteger> inFlight = new EnumMap<>(Transport.class);
@@ -57,6 +57,7 @@ final class TransportMeters implements AutoCloseable {
     TransportMeters(MeterRegistry registry, String role) {
         this.registry = registry;
         this.role = role;
+        this.meters = new RegisteredMeters(registry);
         for (Transport t : Transport.values()) {
             Counter c = Declared.TRANSFER_BYTES.declaration(role).counter(t.tag()).register(registry);
             Timer timer = Declared.TRANSFER_TIME.declaration(role).timer(t.tag()).register(registry);
@@ -85,12 +86,7 @@ final class TransportMeters implements AutoCloseable {
         inFlight.get(t).decrementAndGet();
         Counter c = Declared.READ_FAILURES.declaration(role)
                 .counter(t.tag(), reason.name().toLowerCase(java.util.Locale.ROOT)).register(registry);
-        synchronized (meters) {
-            if (!meters.contains(c)) {
-                meters.add(c);
-            }
-        }
-        c.increment();
+        meters.add(c).increment();
     }
 
     int inFlight(Transport t) {
@@ -100,9 +96,6 @@ final class TransportMeters implements AutoCloseable {
     /** Removes every meter this instance registered. */
     @Override
     public void close() {
-        synchronized (meters) {
-            meters.forEach(registry::remove);
-            meters.clear();
-        }
+        meters.close();
     }
 }

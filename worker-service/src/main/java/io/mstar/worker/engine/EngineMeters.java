@@ -1,6 +1,5 @@
 package io.mstar.worker.engine;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,6 +11,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.mstar.metrics.MeterDeclaration;
+import io.mstar.metrics.RegisteredMeters;
 
 /**
  * The engine's meters, declared once (STYLE §9). Tags are bounded: model, node, walk, reason — never a request.
@@ -63,7 +63,7 @@ public final class EngineMeters implements AutoCloseable {
     static final List<String> REASONS = List.of("fail", "drain", "remove", "conductor_lost");
 
     private final MeterRegistry registry;
-    private final List<Meter> registered = new ArrayList<>();
+    private final RegisteredMeters registered;
     private final Map<List<String>, Meter[]> perNode = new ConcurrentHashMap<>();
     private final Map<String, Counter> cancellations = new ConcurrentHashMap<>();
     private final Map<List<String>, Timer> transitionWaits = new ConcurrentHashMap<>();
@@ -71,32 +71,25 @@ public final class EngineMeters implements AutoCloseable {
 
     public EngineMeters(MeterRegistry registry, Supplier<EngineSnapshot> snapshot) {
         this.registry = registry;
-        loopQueueWait = Definition.LOOP_QUEUE_WAIT.declaration().timer()
-                .serviceLevelObjectives(io.mstar.loop.OwnerLoop.queueWaitBuckets()).register(registry);
-        registered.add(loopQueueWait);
+        this.registered = new RegisteredMeters(registry);
+        loopQueueWait = registered.add(Definition.LOOP_QUEUE_WAIT.declaration().timer()
+                .serviceLevelObjectives(io.mstar.loop.OwnerLoop.queueWaitBuckets()).register(registry));
         registered.add(Definition.REQUESTS_ACTIVE.declaration().gauge(() -> snapshot.get().requests())
                 .strongReference(true).register(registry));
         registered.add(Definition.REQUESTS_QUEUED.declaration().gauge(() -> snapshot.get().queuedRequests())
                 .strongReference(true).register(registry));
         for (String reason : REASONS) {
-            Counter counter = Definition.CANCELLATIONS.declaration().counter(reason).register(registry);
-            cancellations.put(reason, counter);
-            registered.add(counter);
+            cancellations.put(reason, registered.add(Definition.CANCELLATIONS.declaration().counter(reason)
+                    .register(registry)));
         }
     }
 
     void batch(String model, String node, String walk, int size, double seconds) {
-        Meter[] meters = perNode.computeIfAbsent(List.of(model, node, walk), k -> {
-            Meter[] m = {
-                Definition.BATCHES.declaration().counter(model, node, walk).register(registry),
-                Definition.BATCH_SIZE.declaration().summary(model, node).register(registry),
-                Definition.STEP.declaration().timer(model, node, walk).serviceLevelObjectives(STEP_BUCKETS)
-                        .register(registry)};
-            synchronized (registered) {
-                registered.addAll(List.of(m));
-            }
-            return m;
-        });
+        Meter[] meters = perNode.computeIfAbsent(List.of(model, node, walk), k -> new Meter[] {
+            registered.add(Definition.BATCHES.declaration().counter(model, node, walk).register(registry)),
+            registered.add(Definition.BATCH_SIZE.declaration().summary(model, node).register(registry)),
+            registered.add(Definition.STEP.declaration().timer(model, node, walk).serviceLevelObjectives(STEP_BUCKETS)
+                    .register(registry))});
         ((Counter) meters[0]).increment();
         ((DistributionSummary) meters[1]).record(size);
         ((Timer) meters[2]).record(java.time.Duration.ofNanos((long) (seconds * 1e9)));
@@ -104,13 +97,9 @@ public final class EngineMeters implements AutoCloseable {
 
     /** The end-to-end transition as this worker sees it: two Kafka hops and the conductor's turn. */
     void transitionWait(String model, String walk, long nanos) {
-        transitionWaits.computeIfAbsent(List.of(model, walk), k -> {
-            Timer timer = Definition.TRANSITION_WAIT.declaration().timer(model, walk).register(registry);
-            synchronized (registered) {
-                registered.add(timer);
-            }
-            return timer;
-        }).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        transitionWaits.computeIfAbsent(List.of(model, walk),
+                k -> registered.add(Definition.TRANSITION_WAIT.declaration().timer(model, walk).register(registry)))
+                .record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     /** Runs on the engine loop before each command (OwnerLoop's queue wait). */
@@ -124,9 +113,6 @@ public final class EngineMeters implements AutoCloseable {
 
     @Override
     public void close() {
-        synchronized (registered) {
-            registered.forEach(registry::remove);
-            registered.clear();
-        }
+        registered.close();
     }
 }

@@ -254,29 +254,11 @@ public final class LocalStack implements AutoCloseable {
         if (Thread.currentThread() == shutdownHook && !processes().isEmpty()) {
             settings.progress.accept("\ninterrupted: stopping the " + processes().size() + " processes started so far");
         }
-        List<Thread> stoppers = new ArrayList<>();
-        List<RuntimeException> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
-        for (ServiceProcess service : services) {
-            // In parallel: each takes a few seconds to drain on SIGTERM.
-            Thread stopper = new Thread(() -> {
-                try {
+        List<RuntimeException> failures = new ArrayList<>(ParallelStop.stopEach(services, "mstar-stack-stop-",
+                ServiceProcess::name, service -> {
                     service.close();
                     ProcessRecord.ofService(service).delete(runDir);
-                } catch (RuntimeException e) {
-                    failures.add(e);
-                }
-            }, "mstar-stack-stop-" + service.name());
-            stopper.start();
-            stoppers.add(stopper);
-        }
-        for (Thread stopper : stoppers) {
-            try {
-                stopper.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                failures.add(new StackException("interrupted while stopping the services", e));
-            }
-        }
+                }));
         services.clear();
         if (broker != null) {
             try {

@@ -177,32 +177,13 @@ public final class LocalStackCli {
     }
 
     private List<String> stopAll(List<ProcessRecord> records, Path runDir) {
-        List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
-        List<Thread> stoppers = new ArrayList<>();
-        for (ProcessRecord record : records) {
-            Thread stopper = new Thread(() -> {
-                try {
-                    if (record.stop(Duration.ofSeconds(30))) {
-                        out.println("stopped " + record.name() + " (pid " + record.pid() + ")");
-                    } else {
-                        out.println(record.name() + " (pid " + record.pid() + ") was no longer running");
-                    }
-                    record.delete(runDir);
-                } catch (RuntimeException e) {
-                    failures.add(record.name() + ": " + e.getMessage());
-                }
-            }, "mstar-down-" + record.name());
-            stopper.start();
-            stoppers.add(stopper);
-        }
-        for (Thread stopper : stoppers) {
-            try {
-                stopper.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                failures.add("interrupted while stopping");
+        return ParallelStop.stopEach(records, "mstar-down-", ProcessRecord::name, record -> {
+            if (record.stop(Duration.ofSeconds(30))) {
+                out.println("stopped " + record.name() + " (pid " + record.pid() + ")");
+            } else {
+                out.println(record.name() + " (pid " + record.pid() + ") was no longer running");
             }
-        }
-        return failures;
+            record.delete(runDir);
+        }).stream().map(StackException::getMessage).toList();
     }
 }

@@ -136,6 +136,27 @@ public final class OwnerLoop<S> {
         }
     }
 
+    /**
+     * Runs {@code last} on the loop, then {@link #stop()}s: the owner's own shutdown (aborting what is live, freeing
+     * what it holds) happens on its thread, after the commands queued before it. Waits for {@code last} at most
+     * {@value #STOP_JOIN_SECONDS} seconds; one that fails or overruns is logged and the loop stops anyway. Skipped
+     * when the loop is not running.
+     */
+    public void stop(Consumer<S> last) {
+        Objects.requireNonNull(last, "last");
+        if (running) {
+            try {
+                ask(s -> {
+                    last.accept(s);
+                    return Boolean.TRUE;
+                }).block(Duration.ofSeconds(STOP_JOIN_SECONDS));
+            } catch (RuntimeException e) {
+                log.warn("{}: the last command before stop failed: {}", thread.getName(), e.toString());
+            }
+        }
+        stop();
+    }
+
     private void run() {
         onStart.accept(Thread.currentThread());
         log.info("{} started", thread.getName());

@@ -1,7 +1,6 @@
 package io.mstar.messaging;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -13,10 +12,11 @@ import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.mstar.metrics.MeterDeclaration;
+import io.mstar.metrics.RegisteredMeters;
 
 /**
  * The control-plane meters of one role, declared once here (STYLE §9). Dotted names with base units; the
@@ -51,40 +51,16 @@ public final class ControlPlaneMeters implements AutoCloseable {
         KAFKA_CONSUMER_LAG("kafka.consumer.lag", Meter.Type.GAUGE, "records", null,
                 "Largest consumer lag over the recent window (records-lag-max of the control consumer)");
 
-        private final String suffix;
-        private final Meter.Type type;
-        private final String baseUnit;
-        private final String tagKey;
-        private final String description;
+        private final MeterDeclaration declaration;
 
         Definition(String suffix, Meter.Type type, String baseUnit, String tagKey, String description) {
-            this.suffix = suffix;
-            this.type = type;
-            this.baseUnit = baseUnit;
-            this.tagKey = tagKey;
-            this.description = description;
+            this.declaration = new MeterDeclaration(suffix, type, baseUnit, tagKey == null ? List.of() : List.of(tagKey),
+                    description);
         }
 
-        public String meterName(Role role) {
-            return "mstar." + role.value() + "." + suffix;
-        }
-
-        public Meter.Type type() {
-            return type;
-        }
-
-        /** The base unit, or null for counters of events. */
-        public String baseUnit() {
-            return baseUnit;
-        }
-
-        /** The one tag key, or null when untagged. */
-        public String tagKey() {
-            return tagKey;
-        }
-
-        public String description() {
-            return description;
+        /** This meter as {@code role} declares it, named {@code mstar.<role>.<suffix>}. */
+        public MeterDeclaration declaration(Role role) {
+            return declaration.under("mstar." + role.value());
         }
     }
 
@@ -96,7 +72,7 @@ public final class ControlPlaneMeters implements AutoCloseable {
 
     private final MeterRegistry registry;
     private final Role role;
-    private final List<Meter> registered = new ArrayList<>();
+    private final RegisteredMeters registered;
     private final Map<String, Counter> sent = new ConcurrentHashMap<>();
     private final Map<String, Counter> received = new ConcurrentHashMap<>();
     private final Map<String, Timer> latency = new ConcurrentHashMap<>();
@@ -106,16 +82,13 @@ public final class ControlPlaneMeters implements AutoCloseable {
     public ControlPlaneMeters(MeterRegistry registry, Role role) {
         this.registry = registry;
         this.role = role;
+        this.registered = new RegisteredMeters(registry);
         // Every reason exists from the start at 0, so a rate() over the series works before the first refusal.
         for (DeadLetterReason reason : DeadLetterReason.values()) {
-            deadLettered.put(reason, track(Counter.builder(Definition.MESSAGES_DEAD_LETTERED.meterName(role))
-                    .description(Definition.MESSAGES_DEAD_LETTERED.description())
-                    .tag(TAG_REASON, reason.value())
+            deadLettered.put(reason, registered.add(declared(Definition.MESSAGES_DEAD_LETTERED).counter(reason.value())
                     .register(registry)));
         }
-        track(Gauge.builder(Definition.KAFKA_CONSUMER_LAG.meterName(role), this, m -> m.consumerLag.getAsDouble())
-                .description(Definition.KAFKA_CONSUMER_LAG.description())
-                .baseUnit(Definition.KAFKA_CONSUMER_LAG.baseUnit())
+        registered.add(declared(Definition.KAFKA_CONSUMER_LAG).gauge(this, m -> m.consumerLag.getAsDouble())
                 .register(registry));
     }
 
@@ -151,9 +124,8 @@ public final class ControlPlaneMeters implements AutoCloseable {
     }
 
     private Timer latencyTimer(String messageType) {
-        return latency.computeIfAbsent(messageType, type -> track(Timer.builder(Definition.MESSAGE_LATENCY.meterName(role))
-                .description(Definition.MESSAGE_LATENCY.description())
-                .tag(TAG_MESSAGE_TYPE, type)
+        return latency.computeIfAbsent(messageType, type -> registered.add(declared(Definition.MESSAGE_LATENCY)
+                .timer(type)
                 .publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofMillis(1))
                 .maximumExpectedValue(Duration.ofSeconds(10))
@@ -202,24 +174,16 @@ public final class ControlPlaneMeters implements AutoCloseable {
     }
 
     private Counter counter(Map<String, Counter> cache, Definition definition, String messageType) {
-        return cache.computeIfAbsent(messageType, type -> track(Counter.builder(definition.meterName(role))
-                .description(definition.description())
-                .tag(TAG_MESSAGE_TYPE, type)
-                .register(registry)));
+        return cache.computeIfAbsent(messageType,
+                type -> registered.add(declared(definition).counter(type).register(registry)));
     }
 
-    private <M extends Meter> M track(M meter) {
-        synchronized (registered) {
-            registered.add(meter);
-        }
-        return meter;
+    private MeterDeclaration declared(Definition definition) {
+        return definition.declaration(role);
     }
 
     @Override
     public void close() {
-        synchronized (registered) {
-            registered.forEach(registry::remove);
-            registered.clear();
-        }
+        registered.close();
     }
 }

@@ -10,8 +10,8 @@
  *       {@code mstar-incarnation}, {@code mstar-sent-at} (epoch nanos), {@code mstar-config} (config digest);
  *       a dead-lettered one adds {@code mstar-dlq-reason} and {@code mstar-dlq-receiver}.</li>
  *   <li>Keys: {@link io.mstar.messaging.RecordKeys}. Sending: {@link io.mstar.messaging.ControlPlaneSender}.
- *       Receiving: {@link io.mstar.messaging.WorkerMessageDeserializer} and
- *       {@link io.mstar.messaging.ConductorMessageDeserializer}, which refuse with a
+ *       Receiving: {@link io.mstar.messaging.ControlMessageDeserializer} (one per topic kind), which
+ *       refuses with a
  *       {@link io.mstar.messaging.ControlRecordRejectedException} carrying a stable
  *       {@link io.mstar.messaging.DeadLetterReason}.</li>
  *   <li>Meters: {@link io.mstar.messaging.ControlPlaneMeters}, one declaration per role.</li>

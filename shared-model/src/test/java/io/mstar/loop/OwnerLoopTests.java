@@ -160,4 +160,36 @@ class OwnerLoopTests {
         assertThat(busy.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         return release;
     }
+
+    @Test
+    void stopRunsTheLastCommandOnTheOwnerAfterWhatWasQueuedThenStops() {
+        loop.start();
+        loop.submit(() -> log.add("queued"));
+
+        loop.stop(state -> state.add("last on " + Thread.currentThread().getName()));
+
+        assertThat(loop.isRunning()).isFalse();
+        assertThat(log).containsExactly("queued", "last on " + NAME);
+    }
+
+    @Test
+    void aFailingLastCommandStillStopsTheLoop() {
+        loop.start();
+
+        loop.stop(state -> { throw new IllegalStateException("shutdown failed"); });
+
+        assertThat(loop.isRunning()).isFalse();
+        assertThatThrownBy(() -> loop.submit(() -> { })).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void aLoopNeverStartedSkipsTheLastCommand() {
+        long started = System.nanoTime();
+
+        loop.stop(state -> state.add("last"));
+
+        assertThat(log).isEmpty();
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("no wait for an owner that never ran")
+                .isLessThan(Duration.ofSeconds(1));
+    }
 }

@@ -26,8 +26,9 @@ class ControlMessageDeserializerTests {
 
     private static final ConfigDigest OURS = new ConfigDigest("aaaa");
     private final WireCodec codec = new WireCodec();
-    private final WorkerMessageDeserializer workerDeserializer = new WorkerMessageDeserializer(codec, OURS);
-    private final ConductorMessageDeserializer conductorDeserializer = new ConductorMessageDeserializer(codec, OURS);
+    private final ControlMessageDeserializer<WorkerMessage> workerDeserializer = ControlMessageDeserializer.worker(codec, OURS);
+    private final ControlMessageDeserializer<ConductorMessage> conductorDeserializer =
+            ControlMessageDeserializer.conductor(codec, OURS);
 
     private static Headers headers(ConfigDigest digest) {
         Headers headers = new RecordHeaders();

@@ -15,12 +15,7 @@ public final class ControlPlaneScrape {
     /** Asserts {@code scrape} has a sample line for every {@link ControlPlaneMeters.Definition} of {@code role}. */
     public static void assertHoldsEveryDeclaredMeter(String scrape, ControlPlaneMeters.Role role) {
         for (ControlPlaneMeters.Definition definition : ControlPlaneMeters.Definition.values()) {
-            String base = definition.meterName(role).replace('.', '_');
-            String expected = switch (definition.type()) {
-                case COUNTER -> base + "_total";
-                case TIMER -> base + "_seconds_count";
-                default -> base + "_" + definition.baseUnit();
-            };
+            String expected = definition.declaration(role).scrapedSample();
             assertThat(scrape).as(definition.name()).containsPattern("(?m)^" + expected + "[{ ]");
         }
     }

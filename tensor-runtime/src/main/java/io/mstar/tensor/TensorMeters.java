@@ -9,6 +9,8 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.mstar.metrics.MeterDeclaration;
+import io.mstar.metrics.RegisteredMeters;
 import io.mstar.tensor.bookkeeping.TensorStoreException;
 import io.mstar.tensor.device.Device;
 
@@ -45,44 +47,19 @@ public final class TensorMeters implements AutoCloseable {
         TENSOR_ERRORS("tensor.errors", Meter.Type.COUNTER, null, TAG_REASON,
                 "Refused tensor store and bookkeeping operations (unknown uuid, duplicate uuid, bad argument)");
 
-        private final String suffix;
-        private final Meter.Type type;
-        private final String baseUnit;
-        private final String tagKey;
-        private final String description;
+        private final MeterDeclaration declaration;
 
         Definition(String suffix, Meter.Type type, String baseUnit, String tagKey, String description) {
-            this.suffix = suffix;
-            this.type = type;
-            this.baseUnit = baseUnit;
-            this.tagKey = tagKey;
-            this.description = description;
+            this.declaration = new MeterDeclaration(PREFIX + suffix, type, baseUnit, List.of(tagKey), description);
         }
 
-        public String meterName() {
-            return PREFIX + suffix;
-        }
-
-        public Meter.Type type() {
-            return type;
-        }
-
-        /** The base unit, or null for counts. */
-        public String baseUnit() {
-            return baseUnit;
-        }
-
-        public String tagKey() {
-            return tagKey;
-        }
-
-        public String description() {
-            return description;
+        public MeterDeclaration declaration() {
+            return declaration;
         }
     }
 
     private final MeterRegistry registry;
-    private final List<Meter> registered = new ArrayList<>();
+    private final RegisteredMeters registered;
     private final List<Supplier<Number>> counterSources = new ArrayList<>();
 
     /**
@@ -94,57 +71,42 @@ public final class TensorMeters implements AutoCloseable {
      */
     public TensorMeters(MeterRegistry registry, Supplier<TensorStoreSnapshot> snapshot, List<? extends Device> devices) {
         this.registry = registry;
+        this.registered = new RegisteredMeters(registry);
         for (TensorState state : TensorState.values()) {
-            track(gauge(Definition.TENSORS_LIVE, state.value(), () -> snapshot.get().count(state)));
+            registered.add(gauge(Definition.TENSORS_LIVE, state.value(), () -> snapshot.get().count(state)));
         }
         for (Device device : devices) {
             String name = device.name();
-            track(gauge(Definition.TENSOR_MEMORY, name,
+            registered.add(gauge(Definition.TENSOR_MEMORY, name,
                     () -> snapshot.get().bytesByDevice().getOrDefault(name, 0L)));
-            track(gauge(Definition.DEVICE_MEMORY_USED, name, () -> device.stats().bytesInUse()));
-            track(counter(Definition.DEVICE_ALLOCATIONS, name, () -> device.stats().allocations()));
-            track(counter(Definition.DEVICE_FREES, name, () -> device.stats().frees()));
+            registered.add(gauge(Definition.DEVICE_MEMORY_USED, name, () -> device.stats().bytesInUse()));
+            registered.add(counter(Definition.DEVICE_ALLOCATIONS, name, () -> device.stats().allocations()));
+            registered.add(counter(Definition.DEVICE_FREES, name, () -> device.stats().frees()));
         }
         for (TensorStoreException.Reason reason : TensorStoreException.Reason.values()) {
-            track(counter(Definition.TENSOR_ERRORS, reason.name().toLowerCase(Locale.ROOT),
+            registered.add(counter(Definition.TENSOR_ERRORS, reason.name().toLowerCase(Locale.ROOT),
                     () -> snapshot.get().error(reason)));
         }
     }
 
     /** The meters this instance registered (for tests and the scrape-vs-declaration check). */
     public List<Meter> meters() {
-        return List.copyOf(registered);
+        return registered.meters();
     }
 
     @Override
     public void close() {
-        for (Meter meter : registered) {
-            registry.remove(meter);
-        }
-        registered.clear();
+        registered.close();
     }
 
     private Gauge gauge(Definition d, String tagValue, Supplier<Number> value) {
-        return Gauge.builder(d.meterName(), value)
-                .description(d.description())
-                .baseUnit(d.baseUnit())
-                .tag(d.tagKey(), tagValue)
-                .strongReference(true)
-                .register(registry);
+        return d.declaration().gauge(value, tagValue).strongReference(true).register(registry);
     }
 
     private FunctionCounter counter(Definition d, String tagValue, Supplier<Number> value) {
         // A function counter holds its state object weakly and has no strongReference option: without this
         // list the supplier is collectable and the counter silently reads 0 after the next GC.
         counterSources.add(value);
-        return FunctionCounter.builder(d.meterName(), value, v -> v.get().doubleValue())
-                .description(d.description())
-                .baseUnit(d.baseUnit())
-                .tag(d.tagKey(), tagValue)
-                .register(registry);
-    }
-
-    private void track(Meter meter) {
-        registered.add(meter);
+        return d.declaration().functionCounter(value, v -> v.get().doubleValue(), tagValue).register(registry);
     }
 }

@@ -10,7 +10,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.mstar.tensor.bookkeeping.PlainTensorBookkeeping;
@@ -62,11 +61,12 @@ class BookkeepingServiceTests {
     }
 
     private double gauge(TensorMeters.Definition d, String tagValue) {
-        return registry.get(d.meterName()).tag(d.tagKey(), tagValue).gauge().value();
+        return registry.get(d.declaration().name()).tag(d.declaration().tagKeys().get(0), tagValue).gauge().value();
     }
 
     private double counter(TensorMeters.Definition d, String tagValue) {
-        return registry.get(d.meterName()).tag(d.tagKey(), tagValue).functionCounter().count();
+        return registry.get(d.declaration().name()).tag(d.declaration().tagKeys().get(0), tagValue).functionCounter()
+                .count();
     }
 
     @Test
@@ -145,9 +145,7 @@ class BookkeepingServiceTests {
     void theScrapeShowsExactlyTheDeclaredMeters() {
         put("a", 8);
         Set<String> expected = Arrays.stream(TensorMeters.Definition.values())
-                .map(d -> d.meterName().replace('.', '_')
-                        + (d.baseUnit() == null ? "" : "_" + d.baseUnit())
-                        + (d.type() == Meter.Type.COUNTER ? "_total" : ""))
+                .map(d -> d.declaration().prometheusName())
                 .collect(Collectors.toSet());
         Set<String> scraped = registry.scrape().lines()
                 .filter(l -> l.startsWith("mstar_"))

@@ -5,9 +5,9 @@ import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.context.SmartLifecycle;
 
 import io.mstar.conductor.error.ErrorType;
+import io.mstar.controlplane.InboxLoopLifecycle;
 import io.mstar.loop.OwnerLoop;
 import io.mstar.messaging.ControlHeaders;
 import io.mstar.messaging.EntityId;
@@ -32,7 +32,7 @@ import reactor.core.publisher.Mono;
  * <p>Other threads only ask for shutdown ({@link #stop()}); the loop aborts what is live, finishes the command it
  * is running and exits.
  */
-public final class LifecycleLoop implements SmartLifecycle {
+public final class LifecycleLoop implements InboxLoopLifecycle {
 
     public static final String THREAD_NAME = "mstar-conductor-lifecycle";
 
@@ -136,24 +136,14 @@ public final class LifecycleLoop implements SmartLifecycle {
         loop.start();
     }
 
+    /** Aborts what is live on the loop, then stops it. */
     @Override
     public void stop() {
-        try {
-            loop.ask(RequestLifecycle::shutdown).block(Duration.ofSeconds(5));
-        } catch (RuntimeException e) {
-            log.warn("aborting live requests at shutdown failed: {}", e.toString());
-        }
-        loop.stop();
+        loop.stop(RequestLifecycle::shutdown);
     }
 
     @Override
     public boolean isRunning() {
         return loop.isRunning();
-    }
-
-    /** Starts before the Kafka listener containers and stops after them, so no delivery outlives the loop. */
-    @Override
-    public int getPhase() {
-        return 0;
     }
 }

@@ -1,16 +1,14 @@
 package io.mstar.conductor.lifecycle;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.function.IntSupplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.mstar.loop.OwnerLoop;
+import io.mstar.metrics.RegisteredMeters;
 
 /**
  * The request lifecycle's meters, declared once (STYLE §9). Tags are bounded: {@code model} (deployment config),
@@ -55,7 +53,7 @@ public final class RequestMeters implements AutoCloseable {
             0.5, 1, 2.5, 5, 10);
 
     private final MeterRegistry registry;
-    private final List<Meter> registered = new ArrayList<>();
+    private final RegisteredMeters registered;
     private final Counter drainTimeouts;
     private final Timer abortRelease;
     private final Timer loopQueueWait;
@@ -64,20 +62,21 @@ public final class RequestMeters implements AutoCloseable {
 
     public RequestMeters(MeterRegistry registry) {
         this.registry = registry;
+        this.registered = new RegisteredMeters(registry);
         registered.add(Gauge.builder(IN_FLIGHT, this, m -> m.inFlight.getAsInt())
                 .description("Admitted requests not yet removed (running or draining)").register(registry));
         registered.add(Gauge.builder(QUEUED, this, m -> m.queued.getAsInt())
                 .description("Requests waiting for admission").register(registry));
-        drainTimeouts = track(Counter.builder(DRAIN_TIMEOUTS)
+        drainTimeouts = registered.add(Counter.builder(DRAIN_TIMEOUTS)
                 .description("Requests removed after the drain timeout instead of every ReadsDone").register(registry));
-        abortRelease = track(Timer.builder(ABORT_RELEASE)
+        abortRelease = registered.add(Timer.builder(ABORT_RELEASE)
                 .description("Abort of an admitted request to its release (RemoveRequest sent, inputs freed)")
                 .register(registry));
-        loopQueueWait = track(histogram(Timer.builder(LOOP_QUEUE_WAIT).description(
+        loopQueueWait = registered.add(histogram(Timer.builder(LOOP_QUEUE_WAIT).description(
                 "Time a command waited in the lifecycle loop's queue: the hand-off plus the turn ahead of it"),
                 OwnerLoop.queueWaitBuckets()).register(registry));
         for (AbortReason reason : AbortReason.values()) {
-            track(cancellationCounter(reason));
+            registered.add(cancellationCounter(reason));
         }
     }
 
@@ -88,25 +87,28 @@ public final class RequestMeters implements AutoCloseable {
     }
 
     void ended(String model, Outcome outcome, String errorType, Duration latency) {
-        track(Counter.builder(REQUESTS).description("Ended requests by outcome and error type")
+        registered.add(Counter.builder(REQUESTS).description("Ended requests by outcome and error type")
                 .tag("model", model).tag("status", outcome.value()).tag("error_type", errorType == null ? "none" : errorType)
                 .register(registry)).increment();
-        track(histogram(Timer.builder(LATENCY).description("Submission to outcome (end to end)"), LATENCY_BUCKETS)
+        registered.add(histogram(Timer.builder(LATENCY).description("Submission to outcome (end to end)"),
+                        LATENCY_BUCKETS)
                 .tag("model", model).tag("status", outcome.value()).register(registry)).record(latency);
     }
 
     void queued(String model, Duration wait) {
-        track(histogram(Timer.builder(QUEUE_TIME).description("Submission to admission"), LATENCY_BUCKETS)
+        registered.add(histogram(Timer.builder(QUEUE_TIME).description("Submission to admission"), LATENCY_BUCKETS)
                 .tag("model", model).register(registry)).record(wait);
     }
 
     void firstChunk(String model, Duration sinceSubmit) {
-        track(histogram(Timer.builder(FIRST_CHUNK).description("Submission to the first output chunk"), LATENCY_BUCKETS)
+        registered.add(histogram(Timer.builder(FIRST_CHUNK).description("Submission to the first output chunk"),
+                        LATENCY_BUCKETS)
                 .tag("model", model).register(registry)).record(sinceSubmit);
     }
 
     void interChunk(String model, Duration gap) {
-        track(histogram(Timer.builder(INTER_CHUNK).description("Time between consecutive output chunks of a request"),
+        registered.add(histogram(Timer.builder(INTER_CHUNK)
+                        .description("Time between consecutive output chunks of a request"),
                 CHUNK_GAP_BUCKETS).tag("model", model).register(registry)).record(gap);
     }
 
@@ -128,7 +130,7 @@ public final class RequestMeters implements AutoCloseable {
     }
 
     void transition(String model, String walk, Duration overhead) {
-        track(Timer.builder(TRANSITION_OVERHEAD)
+        registered.add(Timer.builder(TRANSITION_OVERHEAD)
                 .description("Last WorkerGraphsDone of a pass in to the next walk's InputSignals out")
                 .tag("model", model).tag("walk", walk).register(registry)).record(overhead);
     }
@@ -150,16 +152,8 @@ public final class RequestMeters implements AutoCloseable {
                 .tag("reason", reason.value()).register(registry);
     }
 
-    private <M extends Meter> M track(M meter) {
-        if (!registered.contains(meter)) {
-            registered.add(meter);
-        }
-        return meter;
-    }
-
     @Override
     public void close() {
-        registered.forEach(registry::remove);
-        registered.clear();
+        registered.close();
     }
 }

@@ -1,18 +1,16 @@
 package io.mstar.conductor.lifecycle;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.messaging.EntityId;
+import io.mstar.metrics.RegisteredMeters;
 
 /**
  * The worker registry's meters, declared once (STYLE §9). Tagged by worker id, which is bounded by the
@@ -33,7 +31,7 @@ public final class WorkerRegistryMeters implements AutoCloseable {
     public static final String HEARTBEAT_AGE = "mstar.conductor.worker.heartbeat.age";
 
     private final MeterRegistry registry;
-    private final List<Meter> registered = new ArrayList<>();
+    private final RegisteredMeters registered;
     private final Map<EntityId, Counter> restarts = new HashMap<>();
     private final Map<EntityId, Counter> losses = new HashMap<>();
 
@@ -42,6 +40,7 @@ public final class WorkerRegistryMeters implements AutoCloseable {
 
     public WorkerRegistryMeters(MeterRegistry registry, Collection<EntityId> workers) {
         this.registry = registry;
+        this.registered = new RegisteredMeters(registry);
         for (WorkerLifecycle state : WorkerLifecycle.values()) {
             registered.add(Gauge.builder(WORKERS, this, m -> m.states.get().values().stream().filter(state::equals).count())
                     .description("Configured workers by lifecycle state")
@@ -49,9 +48,11 @@ public final class WorkerRegistryMeters implements AutoCloseable {
                     .register(registry));
         }
         for (EntityId worker : workers) {
-            restarts.put(worker, track(Counter.builder(RESTARTS).description("New worker incarnations seen (restarts)")
+            restarts.put(worker, registered.add(Counter.builder(RESTARTS)
+                    .description("New worker incarnations seen (restarts)")
                     .tag("worker", worker.value()).register(registry)));
-            losses.put(worker, track(Counter.builder(LOSSES).description("Workers declared lost after the loss timeout")
+            losses.put(worker, registered.add(Counter.builder(LOSSES)
+                    .description("Workers declared lost after the loss timeout")
                     .tag("worker", worker.value()).register(registry)));
             registered.add(Gauge.builder(HEARTBEAT_AGE, this, m -> seconds(m.silences.get().get(worker)))
                     .description("Time since the worker was last heard from (SetupDone heartbeat)")
@@ -84,14 +85,8 @@ public final class WorkerRegistryMeters implements AutoCloseable {
         losses.get(worker).increment();
     }
 
-    private Counter track(Counter counter) {
-        registered.add(counter);
-        return counter;
-    }
-
     @Override
     public void close() {
-        registered.forEach(registry::remove);
-        registered.clear();
+        registered.close();
     }
 }

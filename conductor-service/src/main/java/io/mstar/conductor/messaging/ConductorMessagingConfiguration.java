@@ -16,7 +16,7 @@ import io.mstar.controlplane.ControlInboxes;
 import io.mstar.controlplane.ControlPlaneConfiguration;
 import io.mstar.controlplane.DeploymentProperties;
 import io.mstar.deployment.DeploymentConfig;
-import io.mstar.messaging.ConductorMessageDeserializer;
+import io.mstar.messaging.ControlMessageDeserializer;
 import io.mstar.messaging.ControlIdentity;
 import io.mstar.messaging.ControlPlaneMeters;
 import io.mstar.messaging.ControlPlaneSender;
@@ -71,7 +71,7 @@ class ConductorMessagingConfiguration {
     @Bean
     ConcurrentMessageListenerContainer<String, ConductorMessage> conductorInboxContainer(ControlInboxes inboxes,
             Topics topics, ControlIdentity identity, WireCodec codec, ControlPlaneMeters meters, LifecycleLoop loop) {
-        return inboxes.container(topics.conductor(), () -> new ConductorMessageDeserializer(codec, identity.config()),
+        return inboxes.container(topics.conductor(), () -> ControlMessageDeserializer.conductor(codec, identity.config()),
                 new ConductorInbox(loop, meters));
     }
 }

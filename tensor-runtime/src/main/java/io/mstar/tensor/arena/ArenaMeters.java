@@ -1,10 +1,8 @@
 package io.mstar.tensor.arena;
 
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.ArrayList;
-import java.util.List;
+import io.mstar.metrics.RegisteredMeters;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -17,10 +15,11 @@ import java.util.function.ToDoubleFunction;
 public final class ArenaMeters implements AutoCloseable {
 
     private final MeterRegistry registry;
-    private final List<Meter> meters = new ArrayList<>();
+    private final RegisteredMeters meters;
 
     public ArenaMeters(ShmArena arena, MeterRegistry registry, String role) {
         this.registry = registry;
+        this.meters = new RegisteredMeters(registry);
         gauge(arena, role, "arena.reserved", "bytes", "Shared memory held by the arena: segments and spill files",
                 o -> o.reservedBytes());
         gauge(arena, role, "arena.used", "bytes", "Arena bytes held by live tensors", o -> o.usedBytes());
@@ -36,7 +35,6 @@ public final class ArenaMeters implements AutoCloseable {
 
     @Override
     public void close() {
-        meters.forEach(registry::remove);
-        meters.clear();
+        meters.close();
     }
 }

@@ -5,7 +5,8 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import java.util.ArrayList;
+import io.mstar.metrics.MeterDeclaration;
+import io.mstar.metrics.RegisteredMeters;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -18,37 +19,37 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class TransportMeters implements AutoCloseable {
 
-    /** The declaration: name suffix after {@code mstar.<role>.}, type, unit, description. */
+    /** The declaration: name suffix after {@code mstar.<role>.}, type, unit, tags, description. */
     enum Declared {
         /** {@code mstar_<role>_tensor_transfer_bytes_total} */
-        TRANSFER_BYTES("tensor.transfer.bytes", "counter", "bytes", "Tensor bytes read from producers"),
+        TRANSFER_BYTES("tensor.transfer.bytes", Meter.Type.COUNTER, "bytes", List.of(TAG_TRANSPORT),
+                "Tensor bytes read from producers"),
         /** {@code mstar_<role>_tensor_transfer_seconds} (count, sum, max) */
-        TRANSFER_TIME("tensor.transfer", "timer", "seconds", "Time from read start to bytes landed"),
+        TRANSFER_TIME("tensor.transfer", Meter.Type.TIMER, "seconds", List.of(TAG_TRANSPORT),
+                "Time from read start to bytes landed"),
         /** {@code mstar_<role>_tensor_reads_in_flight} */
-        READS_IN_FLIGHT("tensor.reads.in.flight", "gauge", null, "Tensor reads started and not yet finished"),
+        READS_IN_FLIGHT("tensor.reads.in.flight", Meter.Type.GAUGE, null, List.of(TAG_TRANSPORT),
+                "Tensor reads started and not yet finished"),
         /** {@code mstar_<role>_tensor_read_failures_total} */
-        READ_FAILURES("tensor.read.failures", "counter", null, "Tensor reads that failed, by reason");
+        READ_FAILURES("tensor.read.failures", Meter.Type.COUNTER, null, List.of(TAG_TRANSPORT, "reason"),
+                "Tensor reads that failed, by reason");
 
-        final String suffix;
-        final String type;
-        final String unit;
-        final String description;
+        private final MeterDeclaration declaration;
 
-        Declared(String suffix, String type, String unit, String description) {
-            this.suffix = suffix;
-            this.type = type;
-            this.unit = unit;
-            this.description = description;
+        Declared(String suffix, Meter.Type type, String unit, List<String> tags, String description) {
+            this.declaration = new MeterDeclaration(suffix, type, unit, tags, description);
         }
 
-        String name(String role) {
-            return "mstar." + role + "." + suffix;
+        MeterDeclaration declaration(String role) {
+            return declaration.under("mstar." + role);
         }
     }
 
+    private static final String TAG_TRANSPORT = "transport";
+
     private final MeterRegistry registry;
     private final String role;
-    private final List<Meter> meters = new ArrayList<>();
+    private final RegisteredMeters meters;
     private final Map<Transport, Counter> bytes = new EnumMap<>(Transport.class);
     private final Map<Transport, Timer> time = new EnumMap<>(Transport.class);
     private final Map<Transport, AtomicInteger> inFlight = new EnumMap<>(Transport.class);
@@ -56,14 +57,12 @@ final class TransportMeters implements AutoCloseable {
     TransportMeters(MeterRegistry registry, String role) {
         this.registry = registry;
         this.role = role;
+        this.meters = new RegisteredMeters(registry);
         for (Transport t : Transport.values()) {
-            Counter c = Counter.builder(Declared.TRANSFER_BYTES.name(role)).baseUnit("bytes")
-                    .description(Declared.TRANSFER_BYTES.description).tag("transport", t.tag()).register(registry);
-            Timer timer = Timer.builder(Declared.TRANSFER_TIME.name(role))
-                    .description(Declared.TRANSFER_TIME.description).tag("transport", t.tag()).register(registry);
+            Counter c = Declared.TRANSFER_BYTES.declaration(role).counter(t.tag()).register(registry);
+            Timer timer = Declared.TRANSFER_TIME.declaration(role).timer(t.tag()).register(registry);
             AtomicInteger n = new AtomicInteger();
-            Gauge g = Gauge.builder(Declared.READS_IN_FLIGHT.name(role), n, AtomicInteger::get)
-                    .description(Declared.READS_IN_FLIGHT.description).tag("transport", t.tag()).register(registry);
+            Gauge g = Declared.READS_IN_FLIGHT.declaration(role).gauge(n, AtomicInteger::get, t.tag()).register(registry);
             bytes.put(t, c);
             time.put(t, timer);
             inFlight.put(t, n);
@@ -85,16 +84,9 @@ final class TransportMeters implements AutoCloseable {
 
     void failed(Transport t, TensorTransportException.Reason reason) {
         inFlight.get(t).decrementAndGet();
-        Counter c = Counter.builder(Declared.READ_FAILURES.name(role))
-                .description(Declared.READ_FAILURES.description)
-                .tag("transport", t.tag()).tag("reason", reason.name().toLowerCase(java.util.Locale.ROOT))
-                .register(registry);
-        synchronized (meters) {
-            if (!meters.contains(c)) {
-                meters.add(c);
-            }
-        }
-        c.increment();
+        Counter c = Declared.READ_FAILURES.declaration(role)
+                .counter(t.tag(), reason.name().toLowerCase(java.util.Locale.ROOT)).register(registry);
+        meters.add(c).increment();
     }
 
     int inFlight(Transport t) {
@@ -104,9 +96,6 @@ final class TransportMeters implements AutoCloseable {
     /** Removes every meter this instance registered. */
     @Override
     public void close() {
-        synchronized (meters) {
-            meters.forEach(registry::remove);
-            meters.clear();
-        }
+        meters.close();
     }
 }

@@ -2,6 +2,7 @@ package io.mstar.tensor.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.mstar.tensor.arena.ArenaMeters;
@@ -41,5 +42,24 @@ class TransportMeterNamesTests {
                     .contains("mstar_worker_arena_spilled_files 0.0");
             assertThat(registry.getMeters()).isEmpty();
         }
+    }
+
+    @Test
+    void aFailedReadCountsByTransportAndReason() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (TransportMeters meters = new TransportMeters(registry, "conductor")) {
+            meters.started(Transport.HTTP);
+            meters.failed(Transport.HTTP, TensorTransportException.Reason.FREED);
+
+            Counter failures = registry.get("mstar.conductor.tensor.read.failures")
+                    .tags("transport", "http", "reason", "freed").counter();
+            assertThat(failures.count()).isEqualTo(1);
+            assertThat(failures.getId().getDescription()).isEqualTo("Tensor reads that failed, by reason");
+            assertThat(failures.getId().getBaseUnit()).isNull();
+            assertThat(meters.inFlight(Transport.HTTP)).isZero();
+            assertThat(registry.scrape())
+                    .contains("mstar_conductor_tensor_read_failures_total{reason=\"freed\",transport=\"http\"} 1.0");
+        }
+        assertThat(registry.getMeters()).isEmpty();
     }
 }

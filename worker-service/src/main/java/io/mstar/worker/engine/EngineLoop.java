@@ -7,8 +7,8 @@ import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.context.SmartLifecycle;
 
+import io.mstar.controlplane.InboxLoopLifecycle;
 import io.mstar.loop.OwnerLoop;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
@@ -33,7 +33,7 @@ import reactor.core.publisher.Mono;
  * engine cuts stream chunks, runs one batch and flushes acks ({@link WorkerEngine#turn}). When more is ready the
  * loop wakes itself instead of waiting for the tick. On stop the engine frees every tensor on this thread.
  */
-public final class EngineLoop implements SmartLifecycle {
+public final class EngineLoop implements InboxLoopLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(EngineLoop.class);
 
@@ -210,27 +210,11 @@ public final class EngineLoop implements SmartLifecycle {
     /** Frees the engine's tensors on the loop, then stops it; the data plane is closed by whoever made it. */
     @Override
     public void stop() {
-        if (loop.isRunning()) {
-            try {
-                loop.ask(s -> {
-                    engine.shutdown();
-                    return Boolean.TRUE;
-                }).block(Duration.ofSeconds(5));
-            } catch (RuntimeException e) {
-                log.warn("engine shutdown on the loop failed: {}", e.toString());
-            }
-        }
-        loop.stop();
+        loop.stop(s -> engine.shutdown());
     }
 
     @Override
     public boolean isRunning() {
         return loop.isRunning();
-    }
-
-    /** Starts before the Kafka listener containers and stops after them, so no delivery outlives the loop. */
-    @Override
-    public int getPhase() {
-        return 0;
     }
 }

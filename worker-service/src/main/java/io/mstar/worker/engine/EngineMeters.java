@@ -1,6 +1,5 @@
 package io.mstar.worker.engine;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -8,10 +7,11 @@ import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.mstar.metrics.MeterDeclaration;
+import io.mstar.metrics.RegisteredMeters;
 
 /**
  * The engine's meters, declared once (STYLE §9). Tags are bounded: model, node, walk, reason — never a request.
@@ -40,41 +40,14 @@ public final class EngineMeters implements AutoCloseable {
                 "Time a command waited in the engine loop's queue: the hand-off from the listener, reader or API "
                         + "thread plus the turn ahead of it (histogram buckets)");
 
-        private final String meterName;
-        private final Meter.Type type;
-        private final String baseUnit;
-        private final List<String> tags;
-        private final String description;
+        private final MeterDeclaration declaration;
 
         Definition(String meterName, Meter.Type type, String baseUnit, List<String> tags, String description) {
-            this.meterName = meterName;
-            this.type = type;
-            this.baseUnit = baseUnit;
-            this.tags = tags;
-            this.description = description;
+            this.declaration = new MeterDeclaration(meterName, type, baseUnit, tags, description);
         }
 
-        public String meterName() {
-            return meterName;
-        }
-
-        public Meter.Type type() {
-            return type;
-        }
-
-        public List<String> tags() {
-            return tags;
-        }
-
-        /** The base unit, or null for counts. */
-        public String baseUnit() {
-            return baseUnit;
-        }
-
-        /** The name Prometheus renders: dots to underscores, the base unit, {@code _total} for counters. */
-        public String prometheusName() {
-            String name = meterName.replace('.', '_') + (baseUnit == null ? "" : "_" + baseUnit);
-            return type == Meter.Type.COUNTER ? name + "_total" : name;
+        public MeterDeclaration declaration() {
+            return declaration;
         }
     }
 
@@ -90,7 +63,7 @@ public final class EngineMeters implements AutoCloseable {
     static final List<String> REASONS = List.of("fail", "drain", "remove", "conductor_lost");
 
     private final MeterRegistry registry;
-    private final List<Meter> registered = new ArrayList<>();
+    private final RegisteredMeters registered;
     private final Map<List<String>, Meter[]> perNode = new ConcurrentHashMap<>();
     private final Map<String, Counter> cancellations = new ConcurrentHashMap<>();
     private final Map<List<String>, Timer> transitionWaits = new ConcurrentHashMap<>();
@@ -98,38 +71,25 @@ public final class EngineMeters implements AutoCloseable {
 
     public EngineMeters(MeterRegistry registry, Supplier<EngineSnapshot> snapshot) {
         this.registry = registry;
-        loopQueueWait = Timer.builder(Definition.LOOP_QUEUE_WAIT.meterName).serviceLevelObjectives(io.mstar.loop.OwnerLoop.queueWaitBuckets())
-                .description(Definition.LOOP_QUEUE_WAIT.description).register(registry);
-        registered.add(loopQueueWait);
-        registered.add(Gauge.builder(Definition.REQUESTS_ACTIVE.meterName, () -> snapshot.get().requests())
-                .description(Definition.REQUESTS_ACTIVE.description).strongReference(true)
-                .register(registry));
-        registered.add(Gauge.builder(Definition.REQUESTS_QUEUED.meterName, () -> snapshot.get().queuedRequests())
-                .description(Definition.REQUESTS_QUEUED.description).strongReference(true)
-                .register(registry));
+        this.registered = new RegisteredMeters(registry);
+        loopQueueWait = registered.add(Definition.LOOP_QUEUE_WAIT.declaration().timer()
+                .serviceLevelObjectives(io.mstar.loop.OwnerLoop.queueWaitBuckets()).register(registry));
+        registered.add(Definition.REQUESTS_ACTIVE.declaration().gauge(() -> snapshot.get().requests())
+                .strongReference(true).register(registry));
+        registered.add(Definition.REQUESTS_QUEUED.declaration().gauge(() -> snapshot.get().queuedRequests())
+                .strongReference(true).register(registry));
         for (String reason : REASONS) {
-            Counter counter = Counter.builder(Definition.CANCELLATIONS.meterName).tag("reason", reason)
-                    .description(Definition.CANCELLATIONS.description).register(registry);
-            cancellations.put(reason, counter);
-            registered.add(counter);
+            cancellations.put(reason, registered.add(Definition.CANCELLATIONS.declaration().counter(reason)
+                    .register(registry)));
         }
     }
 
     void batch(String model, String node, String walk, int size, double seconds) {
-        Meter[] meters = perNode.computeIfAbsent(List.of(model, node, walk), k -> {
-            Meter[] m = {
-                Counter.builder(Definition.BATCHES.meterName).tags("model", model, "node", node, "walk", walk)
-                        .description(Definition.BATCHES.description).register(registry),
-                DistributionSummary.builder(Definition.BATCH_SIZE.meterName).tags("model", model, "node", node)
-                        .description(Definition.BATCH_SIZE.description).register(registry),
-                Timer.builder(Definition.STEP.meterName).tags("model", model, "node", node, "walk", walk)
-                        .serviceLevelObjectives(STEP_BUCKETS)
-                        .description(Definition.STEP.description).register(registry)};
-            synchronized (registered) {
-                registered.addAll(List.of(m));
-            }
-            return m;
-        });
+        Meter[] meters = perNode.computeIfAbsent(List.of(model, node, walk), k -> new Meter[] {
+            registered.add(Definition.BATCHES.declaration().counter(model, node, walk).register(registry)),
+            registered.add(Definition.BATCH_SIZE.declaration().summary(model, node).register(registry)),
+            registered.add(Definition.STEP.declaration().timer(model, node, walk).serviceLevelObjectives(STEP_BUCKETS)
+                    .register(registry))});
         ((Counter) meters[0]).increment();
         ((DistributionSummary) meters[1]).record(size);
         ((Timer) meters[2]).record(java.time.Duration.ofNanos((long) (seconds * 1e9)));
@@ -137,14 +97,9 @@ public final class EngineMeters implements AutoCloseable {
 
     /** The end-to-end transition as this worker sees it: two Kafka hops and the conductor's turn. */
     void transitionWait(String model, String walk, long nanos) {
-        transitionWaits.computeIfAbsent(List.of(model, walk), k -> {
-            Timer timer = Timer.builder(Definition.TRANSITION_WAIT.meterName).tags("model", model, "walk", walk)
-                    .description(Definition.TRANSITION_WAIT.description).register(registry);
-            synchronized (registered) {
-                registered.add(timer);
-            }
-            return timer;
-        }).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        transitionWaits.computeIfAbsent(List.of(model, walk),
+                k -> registered.add(Definition.TRANSITION_WAIT.declaration().timer(model, walk).register(registry)))
+                .record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     /** Runs on the engine loop before each command (OwnerLoop's queue wait). */
@@ -158,9 +113,6 @@ public final class EngineMeters implements AutoCloseable {
 
     @Override
     public void close() {
-        synchronized (registered) {
-            registered.forEach(registry::remove);
-            registered.clear();
-        }
+        registered.close();
     }
 }

@@ -17,11 +17,11 @@ import io.mstar.controlplane.ControlPlaneConfiguration;
 import io.mstar.controlplane.DeploymentProperties;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.ControlIdentity;
+import io.mstar.messaging.ControlMessageDeserializer;
 import io.mstar.messaging.ControlPlaneMeters;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.Incarnation;
 import io.mstar.messaging.Topics;
-import io.mstar.messaging.WorkerMessageDeserializer;
 import io.mstar.wire.ConductorMessageType;
 import io.mstar.wire.WireCodec;
 import io.mstar.wire.WorkerMessage;
@@ -67,7 +67,7 @@ class WorkerMessagingConfiguration {
     @Bean
     ConcurrentMessageListenerContainer<String, WorkerMessage> workerInboxContainer(ControlInboxes inboxes, Topics topics,
             ControlIdentity identity, WireCodec codec, ControlPlaneMeters meters, EngineLoop loop) {
-        return inboxes.container(topics.inbox(identity.self()), () -> new WorkerMessageDeserializer(codec, identity.config()),
+        return inboxes.container(topics.inbox(identity.self()), () -> ControlMessageDeserializer.worker(codec, identity.config()),
                 new WorkerInbox(loop, meters));
     }
 }

@@ -98,6 +98,6 @@ class ConductorLossTests extends TwoWorkers {
     }
 
     private double cancellations(String reason) {
-        return w0.registry.find(EngineMeters.Definition.CANCELLATIONS.meterName()).tag("reason", reason).counter().count();
+        return w0.registry.find(EngineMeters.Definition.CANCELLATIONS.declaration().name()).tag("reason", reason).counter().count();
     }
 }

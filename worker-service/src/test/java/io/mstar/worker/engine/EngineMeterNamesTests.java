@@ -22,10 +22,7 @@ class EngineMeterNamesTests {
 
         String scrape = registry.scrape();
         for (EngineMeters.Definition d : EngineMeters.Definition.values()) {
-            String name = d.type() == io.micrometer.core.instrument.Meter.Type.TIMER
-                    || d.type() == io.micrometer.core.instrument.Meter.Type.DISTRIBUTION_SUMMARY
-                    ? d.prometheusName() + "_count" : d.prometheusName();
-            assertThat(scrape).as(d.name()).containsPattern("(?m)^" + name + "[{ ]");
+            assertThat(scrape).as(d.name()).containsPattern("(?m)^" + d.declaration().scrapedSample() + "[{ ]");
         }
         assertThat(scrape).contains("mstar_worker_batches_total{model=\"counter\",node=\"step\",walk=\"decode\"} 1.0");
         assertThat(scrape).contains("mstar_worker_step_seconds_count{model=\"counter\",node=\"step\",walk=\"decode\"} 1");

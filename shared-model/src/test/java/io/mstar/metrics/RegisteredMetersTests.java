@@ -1,0 +1,29 @@
+package io.mstar.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+class RegisteredMetersTests {
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    @Test
+    void closeRemovesWhatWasAddedAndLeavesOtherMeters() {
+        Counter other = Counter.builder("mstar.test.other").register(registry);
+        RegisteredMeters meters = new RegisteredMeters(registry);
+        Counter a = meters.add(Counter.builder("mstar.test.a").register(registry));
+        meters.add(Counter.builder("mstar.test.a").register(registry));
+        meters.add(Counter.builder("mstar.test.b").tag("reason", "x").register(registry));
+
+        assertThat(meters.meters()).as("the same id twice is one meter").hasSize(2).first().isSameAs(a);
+
+        meters.close();
+
+        assertThat(registry.getMeters()).containsExactly(other);
+        assertThat(meters.meters()).isEmpty();
+    }
+}

@@ -1,6 +1,5 @@
 package io.mstar.worker.engine;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -11,7 +10,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.function.LongConsumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +32,6 @@ import io.mstar.wire.DrainRequest;
 import io.mstar.wire.FailRequests;
 import io.mstar.wire.InputSignals;
 import io.mstar.wire.NewRequest;
-import io.mstar.wire.ReadsDone;
 import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.RequestScoped;
 import io.mstar.wire.StopLoops;
@@ -55,9 +52,10 @@ import io.mstar.worker.streaming.StreamRelease;
 
 /**
  * What a worker does with requests (ARCHITECTURE §5–§9, docs/request-flow.md, docs/worker-runtime.md): request
- * lifecycle, parking and tombstones, reads and acks, passes, loops, batching and routing. Every method runs on the
- * engine loop, which owns all of this state; read completions come back through {@code loopExecutor}. Other threads
- * read only the published {@link EngineSnapshot} and {@link #deviceHealthy()}.
+ * lifecycle, parking and tombstones, passes, loops, batching and routing; input reads and their acks are
+ * {@link InputReads}'. Every method runs on the engine loop, which owns all of this state; read completions come back
+ * through {@code loopExecutor}. Other threads read only the published {@link EngineSnapshot} and
+ * {@link #deviceHealthy()}.
  */
 public final class WorkerEngine {
 
@@ -83,7 +81,7 @@ public final class WorkerEngine {
     private final Tombstones tombstones;
     private final ParkedMessages parked;
     private final Map<String, RequestState> requests = new LinkedHashMap<>();
-    private final ReadAcks acks = new ReadAcks();
+    private final InputReads reads;
     private final Set<String> inRunningBatch = new HashSet<>();
     /** Removals that arrived while their request was in the running batch: request id to cancellation reason. */
     private final Map<String, String> deferredRemovals = new LinkedHashMap<>();
@@ -93,7 +91,6 @@ public final class WorkerEngine {
     private long ignoredAcks;
     private long droppedLate;
     private long forgottenStreamReads;
-    private long landedAfterRemoval;
 
     public WorkerEngine(EntityId self, EngineProperties settings, List<WorkerGraph> workerGraphs, KernelCatalog kernels,
             DataPlane data, Outbox outbox, Executor loopExecutor, EngineMeters meters) {
@@ -117,6 +114,7 @@ public final class WorkerEngine {
         this.loops = new LoopAdvance(self, graphs, ledger, router, outbox);
         this.tombstones = new Tombstones(settings.tombstones());
         this.parked = new ParkedMessages(settings.maxParkedPerRequest());
+        this.reads = new InputReads(self, ledger, data, outbox, this::onLoop, new ReadCallbacks());
     }
 
     // ---------------------------------------------------------------- messages
@@ -172,7 +170,7 @@ public final class WorkerEngine {
             }
             if (message.body() instanceof DrainRequest) {
                 // Nothing read for it here, so nothing to wait for; parked too in case its NewRequest is late.
-                sendReadsDone(id);
+                reads.readsDone(id);
             }
             park(id, message);
             return;
@@ -208,9 +206,10 @@ public final class WorkerEngine {
     private void dropLate(WorkerMessage message) {
         droppedLate++;
         if (message.body() instanceof InputSignals signals) {
-            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(signals.requestId(), d)));
+            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> reads.ackUnread(signals.requestId(), d)));
         } else if (message.body() instanceof NewRequest newRequest) {
-            newRequest.initialInputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(newRequest.requestId(), d)));
+            newRequest.initialInputs().forEach(edge -> edge.tensorInfo()
+                    .forEach(d -> reads.ackUnread(newRequest.requestId(), d)));
         }
     }
 
@@ -256,9 +255,9 @@ public final class WorkerEngine {
             if (partition.streams.isEmpty()) {
                 startPass(request, partition, info); // a stream consumer's passes start with its chunks instead
             }
-            deliverToNodes(request, partition, message.initialInputs());
+            reads.deliverToNodes(request, partition, message.initialInputs());
         } else {
-            message.initialInputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(id, d)));
+            message.initialInputs().forEach(edge -> edge.tensorInfo().forEach(d -> reads.ackUnread(id, d)));
         }
         for (WorkerMessage replay : parked.take(id)) {
             handle(replay);
@@ -272,7 +271,7 @@ public final class WorkerEngine {
             return;
         }
         if (!request.schedulable()) {
-            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(request.requestId, d)));
+            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> reads.ackUnread(request.requestId, d)));
             return;
         }
         if (!signals.producerDone().isEmpty()) {
@@ -291,7 +290,7 @@ public final class WorkerEngine {
                     for (TensorPointerInfo d : edge.tensorInfo()) {
                         stream.buffer.register(d.uuid()); // in arrival order of the signals
                         taken.add(d);
-                        fetch(request, d, uuid -> landedInStream(stream, d, uuid));
+                        reads.fetch(request, d, uuid -> landedInStream(stream, d, uuid));
                     }
                 } else {
                     nodeEdges.add(edge);
@@ -300,7 +299,7 @@ public final class WorkerEngine {
         } catch (EngineException | StreamBufferException e) {
             // The request fails (handle); what it will not read is acknowledged, so producers drop their hand-outs.
             signals.inputs().forEach(edge -> edge.tensorInfo().stream().filter(d -> !taken.contains(d))
-                    .forEach(d -> ackUnread(request.requestId, d)));
+                    .forEach(d -> reads.ackUnread(request.requestId, d)));
             throw e;
         }
         if (nodeEdges.isEmpty()) {
@@ -319,7 +318,7 @@ public final class WorkerEngine {
         if (partition.idle()) {
             startPass(request, partition, info);
         }
-        deliverToNodes(request, partition, nodeEdges);
+        reads.deliverToNodes(request, partition, nodeEdges);
     }
 
     /** A streamed token's read landed: the buffer takes the local copy's one reference, or it is dropped now. */
@@ -366,11 +365,7 @@ public final class WorkerEngine {
         }
         request.move(RequestPhase.Event.DRAIN);
         scheduler.removeRequest(request.requestId);
-        if (request.readsInFlight == 0) {
-            sendReadsDone(request.requestId);
-        } else {
-            request.readsDoneOwed = true;
-        }
+        reads.drained(request);
     }
 
     private void onRemove(RequestState request) {
@@ -403,7 +398,7 @@ public final class WorkerEngine {
         scheduler.removeRequest(id);
         requests.remove(id);
         tombstones.add(id);
-        flushAcks(); // reads that landed are still acknowledged
+        reads.flushAcks(); // reads that landed are still acknowledged
         parked.take(id).forEach(this::dropLate);
         closeStreams(request);
         try {
@@ -418,7 +413,7 @@ public final class WorkerEngine {
 
     /**
      * Hands back what the request's stream buffers still hold, each tensor once. A token whose read has not landed
-     * needs nothing: its landing finds the request gone and drops the bytes unstored ({@link #landed}).
+     * needs nothing: its landing finds the request gone and drops the bytes unstored ({@link InputReads#fetch}).
      */
     private void closeStreams(RequestState request) {
         for (PartitionState partition : request.partitions.values()) {
@@ -444,89 +439,7 @@ public final class WorkerEngine {
         }
     }
 
-    // ---------------------------------------------------------------- reads and ingest
-
-    private void deliverToNodes(RequestState request, PartitionState partition, List<GraphEdge> edges) {
-        PartitionPass pass = partition.pass;
-        for (GraphEdge edge : edges) {
-            NodeState node = pass == null ? null : pass.nodes.get(edge.nextNode());
-            if (node == null) {
-                edge.tensorInfo().forEach(d -> ackUnread(request.requestId, d));
-                throw new EngineException(EngineException.Reason.BAD_MESSAGE, "edge '" + edge.name() + "' for node '"
-                        + edge.nextNode() + "', which this worker does not run in walk " + partition.info.graphWalk());
-            }
-            if (edge.tensorInfo().isEmpty()) {
-                ingest(request, partition, pass, node, edge.name(), NO_TENSOR);
-            } else if (edge.tensorInfo().size() > 1) {
-                edge.tensorInfo().forEach(d -> ackUnread(request.requestId, d));
-                throw new EngineException(EngineException.Reason.BAD_MESSAGE, "edge '" + edge.name() + "' carries "
-                        + edge.tensorInfo().size() + " tensors; a node input takes one");
-            } else {
-                fetch(request, edge.tensorInfo().get(0), uuid -> ingest(request, partition, pass, node, edge.name(), uuid));
-            }
-        }
-    }
-
-    /**
-     * Gets a handed-out tensor: ours already (no copy: take a node reference and settle the hand-out as its own ack),
-     * or a read from the producer, acknowledged once the bytes landed. {@code then} gets the local uuid, holding one
-     * reference, on the loop.
-     */
-    private void fetch(RequestState request, TensorPointerInfo d, LongConsumer then) {
-        if (d.sourceEntity().equals(self.value())) {
-            if (!ledger.holds(d.uuid())) {
-                throw new EngineException(EngineException.Reason.READ_FAILED, "tensor " + d.uuid()
-                        + " was handed out by this worker but is freed");
-            }
-            ledger.hold(d.uuid(), 1);
-            ledger.release(d.uuid(), 1);
-            then.accept(d.uuid());
-            return;
-        }
-        ByteBuffer bytes = ByteBuffer.allocateDirect((int) d.nbytes());
-        request.readsInFlight++;
-        CompletableFuture<?> read;
-        try {
-            read = data.reader().read(request.requestId, d, bytes);
-        } catch (RuntimeException e) {
-            read = CompletableFuture.failedFuture(e);
-        }
-        read.whenComplete((result, error) -> onLoop(() -> landed(request, d, bytes, error, then)));
-    }
-
-    private void landed(RequestState request, TensorPointerInfo d, ByteBuffer bytes, Throwable error, LongConsumer then) {
-        request.readsInFlight--;
-        boolean live = requests.get(request.requestId) == request;
-        if (!live) {
-            landedAfterRemoval++;
-            return; // removed meanwhile, bytes never stored: the producer freed its side in the same teardown
-        }
-        if (error != null) {
-            acks.failed(request.requestId, d);
-            fail(request, "reading tensor " + d.uuid() + " from " + d.sourceEntity() + " failed: " + error);
-        } else {
-            acks.landed(request.requestId, d);
-            if (request.schedulable()) {
-                try {
-                    long uuid = ledger.storeReceived(request.requestId, d, bytes);
-                    then.accept(uuid);
-                } catch (DeviceException e) {
-                    if (e.isFatal()) {
-                        fatal(e);
-                    } else {
-                        fail(request, "storing tensor " + d.uuid() + " failed: " + e.getMessage());
-                    }
-                } catch (RuntimeException e) {
-                    log.warn("request {}: ingesting tensor {} failed: {}", request.requestId, d.uuid(), e.toString(), e);
-                    fail(request, e.toString());
-                }
-            }
-        }
-        if (request.readsDoneOwed && request.readsInFlight == 0) {
-            request.readsDoneOwed = false;
-            sendReadsDone(request.requestId);
-        }
-    }
+    // ---------------------------------------------------------------- ingest (reads are InputReads')
 
     private void ingest(RequestState request, PartitionState partition, PartitionPass pass, NodeState node, String signal,
             long uuid) {
@@ -560,21 +473,6 @@ public final class WorkerEngine {
         if (uuid != NO_TENSOR) {
             ledger.release(uuid, 1);
         }
-    }
-
-    /** A tensor edge this worker will not read: the producer may drop the hand-out's reference. */
-    private void ackUnread(String requestId, TensorPointerInfo d) {
-        if (d.sourceEntity().equals(self.value())) {
-            if (ledger.holds(d.uuid())) {
-                ledger.release(d.uuid(), 1);
-            }
-        } else {
-            acks.landed(requestId, d); // conductor inputs need none: it frees them at RemoveRequest
-        }
-    }
-
-    private void flushAcks() {
-        acks.flush(outbox);
     }
 
     // ---------------------------------------------------------------- passes
@@ -677,7 +575,7 @@ public final class WorkerEngine {
             log.warn("cutting stream chunks failed: {}", e.toString(), e);
         }
         runBatch();
-        flushAcks();
+        reads.flushAcks();
         if (nowNanos - lastSnapshotNanos > 50_000_000L || scheduler.queued() == 0) {
             publishSnapshot();
             lastSnapshotNanos = nowNanos;
@@ -902,8 +800,29 @@ public final class WorkerEngine {
         }
     }
 
-    private void sendReadsDone(String requestId) {
-        outbox.toConductor(ConductorMessage.of(new ReadsDone(requestId, self.value())));
+    /** The engine's side of {@link InputReads}: the few ways a landed read changes a request. */
+    private final class ReadCallbacks implements InputReads.StateMachine {
+
+        @Override
+        public boolean live(RequestState request) {
+            return requests.get(request.requestId) == request;
+        }
+
+        @Override
+        public void fail(RequestState request, String error) {
+            WorkerEngine.this.fail(request, error);
+        }
+
+        @Override
+        public void fatal(DeviceException e) {
+            WorkerEngine.this.fatal(e);
+        }
+
+        @Override
+        public void ingest(RequestState request, PartitionState partition, PartitionPass pass, NodeState node,
+                String signal, long uuid) {
+            WorkerEngine.this.ingest(request, partition, pass, node, signal, uuid);
+        }
     }
 
     // ---------------------------------------------------------------- plumbing
@@ -969,7 +888,7 @@ public final class WorkerEngine {
 
     /** Reads that landed after their request was removed, dropped unstored. */
     long landedAfterRemoval() {
-        return landedAfterRemoval;
+        return reads.landedAfterRemoval();
     }
 
     /** Releases of tensors no longer held: a double release would show here (tests' exactly-once checks). */

@@ -1,0 +1,189 @@
+package io.mstar.worker.engine;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import java.util.function.LongConsumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.mstar.graph.GraphEdge;
+import io.mstar.graph.TensorPointerInfo;
+import io.mstar.messaging.EntityId;
+import io.mstar.tensor.device.DeviceException;
+import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.ReadsDone;
+import io.mstar.wire.TensorReceived;
+
+/**
+ * A pass's input tensors on their way into this worker (ARCHITECTURE §6, docs/request-flow.md): each is taken from
+ * the local store or read from its producer, counted in flight on its request until it lands (what {@link ReadsDone}
+ * waits for), acknowledged with {@link TensorReceived} through {@link ReadAcks}, and handed to its node.
+ *
+ * <p>Owned by the engine loop, like the {@link WorkerEngine} that calls it and the {@link RequestState}s it counts
+ * on: every method runs there, so nothing is locked. Reads complete on transport threads and come back through
+ * {@code toLoop}; what a landed read does to the request goes to the {@link StateMachine}.
+ */
+final class InputReads {
+
+    // The category the engine logged under before reads had their own class; log filters on it keep matching.
+    private static final Logger log = LoggerFactory.getLogger(WorkerEngine.class);
+
+    /**
+     * What reads need from the engine's request state machine: a landed read's request may be gone by then. Called
+     * on the loop.
+     */
+    interface StateMachine {
+
+        /** Whether {@code request} is still the live request under its id (not removed, nor replaced). */
+        boolean live(RequestState request);
+
+        void fail(RequestState request, String error);
+
+        /** A sticky device error while storing a read: every request fails. */
+        void fatal(DeviceException e);
+
+        /** Gives a node its input for the pass: the uuid holds one reference, or is {@link WorkerEngine#NO_TENSOR}. */
+        void ingest(RequestState request, PartitionState partition, PartitionPass pass, NodeState node, String signal,
+                long uuid);
+    }
+
+    private final EntityId self;
+    private final TensorLedger ledger;
+    private final DataPlane data;
+    private final Outbox outbox;
+    private final Consumer<Runnable> toLoop;
+    private final StateMachine requests;
+    private final ReadAcks acks = new ReadAcks();
+    private long landedAfterRemoval;
+
+    InputReads(EntityId self, TensorLedger ledger, DataPlane data, Outbox outbox, Consumer<Runnable> toLoop,
+            StateMachine requests) {
+        this.self = self;
+        this.ledger = ledger;
+        this.data = data;
+        this.outbox = outbox;
+        this.toLoop = toLoop;
+        this.requests = requests;
+    }
+
+    /** Reads each edge's tensor and hands it to the edge's node in the partition's current pass. */
+    void deliverToNodes(RequestState request, PartitionState partition, List<GraphEdge> edges) {
+        PartitionPass pass = partition.pass;
+        for (GraphEdge edge : edges) {
+            NodeState node = pass == null ? null : pass.nodes.get(edge.nextNode());
+            if (node == null) {
+                edge.tensorInfo().forEach(d -> ackUnread(request.requestId, d));
+                throw new EngineException(EngineException.Reason.BAD_MESSAGE, "edge '" + edge.name() + "' for node '"
+                        + edge.nextNode() + "', which this worker does not run in walk " + partition.info.graphWalk());
+            }
+            if (edge.tensorInfo().isEmpty()) {
+                requests.ingest(request, partition, pass, node, edge.name(), WorkerEngine.NO_TENSOR);
+            } else if (edge.tensorInfo().size() > 1) {
+                edge.tensorInfo().forEach(d -> ackUnread(request.requestId, d));
+                throw new EngineException(EngineException.Reason.BAD_MESSAGE, "edge '" + edge.name() + "' carries "
+                        + edge.tensorInfo().size() + " tensors; a node input takes one");
+            } else {
+                fetch(request, edge.tensorInfo().get(0),
+                        uuid -> requests.ingest(request, partition, pass, node, edge.name(), uuid));
+            }
+        }
+    }
+
+    /**
+     * Gets a handed-out tensor: ours already (no copy: take a node reference and settle the hand-out as its own ack),
+     * or a read from the producer, acknowledged once the bytes landed. {@code then} gets the local uuid, holding one
+     * reference, on the loop.
+     */
+    void fetch(RequestState request, TensorPointerInfo d, LongConsumer then) {
+        if (d.sourceEntity().equals(self.value())) {
+            if (!ledger.holds(d.uuid())) {
+                throw new EngineException(EngineException.Reason.READ_FAILED, "tensor " + d.uuid()
+                        + " was handed out by this worker but is freed");
+            }
+            ledger.hold(d.uuid(), 1);
+            ledger.release(d.uuid(), 1);
+            then.accept(d.uuid());
+            return;
+        }
+        ByteBuffer bytes = ByteBuffer.allocateDirect((int) d.nbytes());
+        request.readsInFlight++;
+        CompletableFuture<?> read;
+        try {
+            read = data.reader().read(request.requestId, d, bytes);
+        } catch (RuntimeException e) {
+            read = CompletableFuture.failedFuture(e);
+        }
+        read.whenComplete((result, error) -> toLoop.accept(() -> landed(request, d, bytes, error, then)));
+    }
+
+    private void landed(RequestState request, TensorPointerInfo d, ByteBuffer bytes, Throwable error, LongConsumer then) {
+        request.readsInFlight--;
+        if (!requests.live(request)) {
+            landedAfterRemoval++;
+            return; // removed meanwhile, bytes never stored: the producer freed its side in the same teardown
+        }
+        if (error != null) {
+            acks.failed(request.requestId, d);
+            requests.fail(request, "reading tensor " + d.uuid() + " from " + d.sourceEntity() + " failed: " + error);
+        } else {
+            acks.landed(request.requestId, d);
+            if (request.schedulable()) {
+                try {
+                    long uuid = ledger.storeReceived(request.requestId, d, bytes);
+                    then.accept(uuid);
+                } catch (DeviceException e) {
+                    if (e.isFatal()) {
+                        requests.fatal(e);
+                    } else {
+                        requests.fail(request, "storing tensor " + d.uuid() + " failed: " + e.getMessage());
+                    }
+                } catch (RuntimeException e) {
+                    log.warn("request {}: ingesting tensor {} failed: {}", request.requestId, d.uuid(), e.toString(), e);
+                    requests.fail(request, e.toString());
+                }
+            }
+        }
+        if (request.readsDoneOwed && request.readsInFlight == 0) {
+            request.readsDoneOwed = false;
+            readsDone(request.requestId);
+        }
+    }
+
+    /** A draining request: ReadsDone now if nothing is in flight, else once its last read lands. */
+    void drained(RequestState request) {
+        if (request.readsInFlight == 0) {
+            readsDone(request.requestId);
+        } else {
+            request.readsDoneOwed = true;
+        }
+    }
+
+    /** Tells the conductor that no read of the request is in flight here: it may remove the request. */
+    void readsDone(String requestId) {
+        outbox.toConductor(ConductorMessage.of(new ReadsDone(requestId, self.value())));
+    }
+
+    /** A tensor edge this worker will not read: the producer may drop the hand-out's reference. */
+    void ackUnread(String requestId, TensorPointerInfo d) {
+        if (d.sourceEntity().equals(self.value())) {
+            if (ledger.holds(d.uuid())) {
+                ledger.release(d.uuid(), 1);
+            }
+        } else {
+            acks.landed(requestId, d); // conductor inputs need none: it frees them at RemoveRequest
+        }
+    }
+
+    /** Sends the acknowledgements collected since the last flush. */
+    void flushAcks() {
+        acks.flush(outbox);
+    }
+
+    /** Reads that landed after their request was removed, dropped unstored. */
+    long landedAfterRemoval() {
+        return landedAfterRemoval;
+    }
+}

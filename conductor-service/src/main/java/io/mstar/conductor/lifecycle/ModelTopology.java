@@ -14,6 +14,8 @@ import io.mstar.graph.GraphEdge;
 import io.mstar.graph.GraphNode;
 import io.mstar.graph.GraphWalk;
 import io.mstar.graph.ModelGraph;
+import io.mstar.graph.NameAndDestination;
+import io.mstar.graph.SectionInputsOutputs;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.messaging.EntityId;
 
@@ -27,12 +29,44 @@ final class ModelTopology {
     private final ModelGraph graph;
     private final List<WorkerGraph> workerGraphs;
     private final int[] nextInstance;
+    /** Per walk, per input signal: the nodes that consume it, in name order. Fixed by the graph, so worked out once. */
+    private final Map<String, Map<String, List<String>>> inputConsumers = new TreeMap<>();
+    /** Per partition: the other partitions its walks feed through streaming edges, in name order. */
+    private final Map<String, Set<String>> streamConsumers = new TreeMap<>();
 
     ModelTopology(ModelConfig config, ModelGraph graph, List<WorkerGraph> allWorkerGraphs) {
         this.config = config;
         this.graph = graph;
         this.workerGraphs = allWorkerGraphs.stream().filter(wg -> wg.model().equals(config.name())).toList();
         this.nextInstance = new int[config.nodeGroups().size()];
+        for (GraphWalk walk : graph.walks()) {
+            Map<String, Set<String>> consumers = new TreeMap<>();
+            SectionInputsOutputs io = walk.root().inputsOutputs();
+            // A loop's carried signal (counter's state) is a loop-back pair, not an external input: its first value
+            // still comes from outside.
+            for (NameAndDestination in : io.externalInputs()) {
+                consumers.computeIfAbsent(in.name(), n -> new TreeSet<>()).add(in.destination());
+            }
+            for (NameAndDestination in : io.loopBack()) {
+                consumers.computeIfAbsent(in.name(), n -> new TreeSet<>()).add(in.destination());
+            }
+            Map<String, List<String>> bySignal = new TreeMap<>();
+            consumers.forEach((signal, nodes) -> bySignal.put(signal, List.copyOf(nodes)));
+            inputConsumers.put(walk.name(), bySignal);
+        }
+        graph.partitions().forEach((partition, walks) -> {
+            Set<String> consumers = new TreeSet<>();
+            for (String walkName : walks) {
+                for (GraphNode node : walk(walkName).root().nodes().values()) {
+                    for (GraphEdge edge : node.outputs()) {
+                        if (edge.isStreaming() && edge.targetPartition() != null && !edge.targetPartition().equals(partition)) {
+                            consumers.add(edge.targetPartition());
+                        }
+                    }
+                }
+            }
+            streamConsumers.put(partition, Set.copyOf(consumers));
+        });
     }
 
     ModelGraph graph() {
@@ -54,19 +88,14 @@ final class ModelTopology {
         return workerGraphs.stream().filter(wg -> walks.contains(wg.walk())).map(WorkerGraph::id).sorted().toList();
     }
 
+    /** The nodes of {@code walk} that take {@code signal} as input, in name order; empty when none does. */
+    List<String> inputConsumers(String walk, String signal) {
+        return inputConsumers.getOrDefault(walk, Map.of()).getOrDefault(signal, List.of());
+    }
+
     /** The other partitions that {@code producer}'s walks feed through streaming edges, in name order. */
     Set<String> streamConsumersOf(String producer) {
-        Set<String> consumers = new TreeSet<>();
-        for (String walkName : graph.partitions().get(producer)) {
-            for (GraphNode node : walk(walkName).root().nodes().values()) {
-                for (GraphEdge edge : node.outputs()) {
-                    if (edge.isStreaming() && edge.targetPartition() != null && !edge.targetPartition().equals(producer)) {
-                        consumers.add(edge.targetPartition());
-                    }
-                }
-            }
-        }
-        return consumers;
+        return streamConsumers.getOrDefault(producer, Set.of());
     }
 
     /**

@@ -41,8 +41,8 @@ final class OutputDelivery {
      */
     interface StateMachine {
 
-        /** The live request with this id; null once removed. */
-        ActiveRequest live(String requestId);
+        /** Whether {@code request} is still the live request under its id (not removed, nor replaced). */
+        boolean live(ActiveRequest request);
 
         void fail(ActiveRequest request, ErrorType type, String detail);
 
@@ -129,7 +129,7 @@ final class OutputDelivery {
         String requestId = reader.id();
         // The request may have been removed while the read was in flight (a drain timeout), and its id taken by a
         // new request, which this read is no part of: only the same request counts.
-        ActiveRequest request = requests.live(requestId) == reader ? reader : null;
+        ActiveRequest request = requests.live(reader) ? reader : null;
         if (error == null) {
             outbox.send(producer, new TensorReceived(requestId, Map.of(d.uuid(), 1), List.of()));
         } else {

@@ -13,7 +13,6 @@ import io.mstar.conductor.model.Step;
 import io.mstar.graph.GraphEdge;
 import io.mstar.graph.GraphNode;
 import io.mstar.graph.GraphWalk;
-import io.mstar.graph.NameAndDestination;
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.messaging.EntityId;
@@ -38,18 +37,10 @@ final class PassRouting {
      * worker of that node's worker graph; each placement of a worker-held descriptor counts one hand-out.
      */
     static Map<String, List<GraphEdge>> route(ActiveRequest request, Step step) {
-        GraphWalk walk = request.topology.walk(step.walk());
         List<WorkerGraph> wgs = request.topology.workerGraphsOfWalk(step.walk());
         Map<String, List<GraphEdge>> byWorker = new TreeMap<>();
         step.inputs().forEach((signal, descriptors) -> {
-            // A loop's carried signal (counter's state) is a loop-back pair, not an external input: its first value
-            // still comes from outside.
-            Set<String> consumerSet = new TreeSet<>();
-            walk.root().inputsOutputs().externalInputs().stream().filter(in -> in.name().equals(signal))
-                    .map(NameAndDestination::destination).forEach(consumerSet::add);
-            walk.root().inputsOutputs().loopBack().stream().filter(in -> in.name().equals(signal))
-                    .map(NameAndDestination::destination).forEach(consumerSet::add);
-            List<String> consumers = List.copyOf(consumerSet);
+            List<String> consumers = request.topology.inputConsumers(step.walk(), signal);
             if (consumers.isEmpty()) {
                 throw new ConductorException(ErrorType.MODEL_ERROR, "walk " + step.walk() + " takes no input '" + signal + "'");
             }

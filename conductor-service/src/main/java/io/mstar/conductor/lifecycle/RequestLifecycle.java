@@ -629,8 +629,8 @@ public final class RequestLifecycle {
     private final class DeliveryCallbacks implements OutputDelivery.StateMachine {
 
         @Override
-        public ActiveRequest live(String requestId) {
-            return requests.get(requestId);
+        public boolean live(ActiveRequest request) {
+            return requests.get(request.id()) == request;
         }
 
         @Override

@@ -81,10 +81,16 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     /**
      * The descriptor getInfo built from the entry record, by row position, kept until the record changes or goes: a
      * lookup that allocated a fresh record (and boxed its dims) each time ran some twenty times slower than the
-     * plain backend handing back the object it holds. By row position rather than by entry so a cached lookup
-     * is a page probe and one load. Filled only for uuids somebody looks up.
+     * plain backend handing back the object it holds. By row position, so a lookup that misses lookupInfos is a
+     * page probe and one load. Filled only for uuids somebody looks up.
      */
     private TensorPointerInfo[] infoByRow;
+    /**
+     * Descriptors again, direct-mapped by the uuid's low bits in front of the page probe: uuids are minted from
+     * counters, so the live ones fill consecutive slots and a lookup is one load and a compare of the descriptor's
+     * own uuid. A colliding uuid takes the slot over; infoByRow still holds both, so neither is built again.
+     */
+    private TensorPointerInfo[] lookupInfos;
     private int[] pageLive;
     private long[] pageKey;
     private int[] freePages;
@@ -148,6 +154,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         pageCap = cap;
         rows = grow(rows, cap * PAGE);
         infoByRow = infoByRow == null ? new TensorPointerInfo[cap * PAGE] : Arrays.copyOf(infoByRow, cap * PAGE);
+        lookupInfos = new TensorPointerInfo[Integer.highestOneBit(cap * PAGE - 1) << 1];
         pageLive = grow(pageLive, cap);
         pageKey = grow(pageKey, cap);
         freePages = grow(freePages, cap);
@@ -230,9 +237,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private int clearRow(int pos) {
         int e = rows[pos] - 1;
         rows[pos] = 0;
-        if (infoByRow[pos] != null) {
-            infoByRow[pos] = null;
-        }
+        forgetInfo(pos);
         if ((int) ent[(e << ENTRY_SHIFT) + SHAPE] > INLINE_DIMS) {
             bigDims[e] = null;
             bigStride[e] = null;
@@ -514,8 +519,39 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         unlink(pos);
     }
 
+    /** Drops the descriptor built for row position {@code pos} from both caches. */
+    private void forgetInfo(int pos) {
+        TensorPointerInfo info = infoByRow[pos];
+        if (info != null) {
+            infoByRow[pos] = null;
+            int s = (int) info.uuid() & (lookupInfos.length - 1);
+            if (lookupInfos[s] == info) {
+                lookupInfos[s] = null;
+            }
+        }
+    }
+
     @Override
     public TensorPointerInfo getInfo(long id) {
+        TensorPointerInfo[] infos = lookupInfos;
+        int s = (int) id & (infos.length - 1);
+        TensorPointerInfo hit = infos[s];
+        if (hit != null && hit.uuid() == id) {
+            return hit;
+        }
+        return lookupMiss(id, s);
+    }
+
+    /** Kept out of {@link #getInfo} so that the hit path stays small enough for callers to inline. */
+    private TensorPointerInfo lookupMiss(long id, int s) {
+        TensorPointerInfo info = probeInfo(id);
+        if (info != null) {
+            lookupInfos[s] = info;
+        }
+        return info;
+    }
+
+    private TensorPointerInfo probeInfo(long id) {
         int p = pages.get(id >>> PAGE_BITS);
         if (p < 0) {
             return null;
@@ -793,7 +829,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         for (int i = 0; i < uuids.length; i++) {
             int e = rows[positions[i]] - 1;
             setPlacement(e, segmentIdxs[i] == -1 ? -1 : segments[segmentIdxs[i]], offsets[i]);
-            infoByRow[positions[i]] = null;
+            forgetInfo(positions[i]);
         }
     }
 

@@ -26,6 +26,34 @@ class FastTensorBookkeepingTests {
     }
 
     @Test
+    void uuidsSharingTheirLowBitsEachGetTheirOwnDescriptorAndNeverAStaleOne() {
+        FastTensorBookkeeping b = new FastTensorBookkeeping(64);
+        long a = 5;
+        long c = 5 | 1L << 40;
+        b.putTensor(a, sized(a, 1));
+        b.putTensor(c, sized(c, 2));
+        for (int i = 0; i < 3; i++) {
+            assertThat(b.getInfo(a).nbytes()).isEqualTo(1);
+            assertThat(b.getInfo(c).nbytes()).isEqualTo(2);
+        }
+        TensorPointerInfo kept = b.getInfo(c);
+        b.getInfo(a);
+        assertThat(b.getInfo(c)).as("displaced from the direct-mapped slot, still built only once").isSameAs(kept);
+        b.forgetTensor(c);
+        assertThat(b.getInfo(c)).isNull();
+        b.putTensor(c, sized(c, 3));
+        assertThat(b.getInfo(c).nbytes()).as("the new incarnation, not the one looked up before").isEqualTo(3);
+        b.registerShmSegment(0, "seg-0");
+        b.setShmPlacement(new long[]{c}, new int[]{0}, new long[]{8});
+        assertThat(b.getInfo(c).shmSegment()).isEqualTo("seg-0");
+        assertThat(b.getInfo(a).shmSegment()).isNull();
+    }
+
+    private static TensorPointerInfo sized(long uuid, long nbytes) {
+        return new TensorPointerInfo(uuid, List.of(nbytes), List.of(1L), "int8", nbytes, 0, "h:1", "worker-0");
+    }
+
+    @Test
     void theIndexGrowsFromATinyStartAndKeepsEveryEntry() {
         FastTensorBookkeeping b = new FastTensorBookkeeping(1);
         int start = b.indexCapacity();

@@ -1,6 +1,9 @@
 package io.mstar.conductor.lifecycle;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntSupplier;
 
 import io.micrometer.core.instrument.Counter;
@@ -57,6 +60,12 @@ public final class RequestMeters implements AutoCloseable {
     private final Counter drainTimeouts;
     private final Timer abortRelease;
     private final Timer loopQueueWait;
+    /**
+     * Meters with per-model tags, by name and tag values, built on first use: a lookup here rather than a builder
+     * and a registry lookup on every recorded chunk and transition.
+     */
+    private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<List<String>, Timer> timers = new ConcurrentHashMap<>();
     private volatile IntSupplier inFlight = () -> 0;
     private volatile IntSupplier queued = () -> 0;
 
@@ -87,29 +96,32 @@ public final class RequestMeters implements AutoCloseable {
     }
 
     void ended(String model, Outcome outcome, String errorType, Duration latency) {
-        registered.add(Counter.builder(REQUESTS).description("Ended requests by outcome and error type")
-                .tag("model", model).tag("status", outcome.value()).tag("error_type", errorType == null ? "none" : errorType)
-                .register(registry)).increment();
-        registered.add(histogram(Timer.builder(LATENCY).description("Submission to outcome (end to end)"),
-                        LATENCY_BUCKETS)
-                .tag("model", model).tag("status", outcome.value()).register(registry)).record(latency);
+        String error = errorType == null ? "none" : errorType;
+        counters.computeIfAbsent(List.of(REQUESTS, model, outcome.value(), error), k -> registered.add(
+                Counter.builder(REQUESTS).description("Ended requests by outcome and error type")
+                        .tag("model", model).tag("status", outcome.value()).tag("error_type", error)
+                        .register(registry))).increment();
+        timers.computeIfAbsent(List.of(LATENCY, model, outcome.value()), k -> registered.add(
+                histogram(Timer.builder(LATENCY).description("Submission to outcome (end to end)"), LATENCY_BUCKETS)
+                        .tag("model", model).tag("status", outcome.value()).register(registry))).record(latency);
     }
 
     void queued(String model, Duration wait) {
-        registered.add(histogram(Timer.builder(QUEUE_TIME).description("Submission to admission"), LATENCY_BUCKETS)
-                .tag("model", model).register(registry)).record(wait);
+        modelTimer(QUEUE_TIME, model, "Submission to admission", LATENCY_BUCKETS).record(wait);
     }
 
     void firstChunk(String model, Duration sinceSubmit) {
-        registered.add(histogram(Timer.builder(FIRST_CHUNK).description("Submission to the first output chunk"),
-                        LATENCY_BUCKETS)
-                .tag("model", model).register(registry)).record(sinceSubmit);
+        modelTimer(FIRST_CHUNK, model, "Submission to the first output chunk", LATENCY_BUCKETS).record(sinceSubmit);
     }
 
     void interChunk(String model, Duration gap) {
-        registered.add(histogram(Timer.builder(INTER_CHUNK)
-                        .description("Time between consecutive output chunks of a request"),
-                CHUNK_GAP_BUCKETS).tag("model", model).register(registry)).record(gap);
+        modelTimer(INTER_CHUNK, model, "Time between consecutive output chunks of a request", CHUNK_GAP_BUCKETS)
+                .record(gap);
+    }
+
+    private Timer modelTimer(String name, String model, String description, Duration[] buckets) {
+        return timers.computeIfAbsent(List.of(name, model), k -> registered.add(
+                histogram(Timer.builder(name).description(description), buckets).tag("model", model).register(registry)));
     }
 
     /** Runs on the lifecycle loop before each command (OwnerLoop's queue wait). */
@@ -130,9 +142,10 @@ public final class RequestMeters implements AutoCloseable {
     }
 
     void transition(String model, String walk, Duration overhead) {
-        registered.add(Timer.builder(TRANSITION_OVERHEAD)
-                .description("Last WorkerGraphsDone of a pass in to the next walk's InputSignals out")
-                .tag("model", model).tag("walk", walk).register(registry)).record(overhead);
+        timers.computeIfAbsent(List.of(TRANSITION_OVERHEAD, model, walk), k -> registered.add(
+                Timer.builder(TRANSITION_OVERHEAD)
+                        .description("Last WorkerGraphsDone of a pass in to the next walk's InputSignals out")
+                        .tag("model", model).tag("walk", walk).register(registry))).record(overhead);
     }
 
     /**
@@ -155,5 +168,7 @@ public final class RequestMeters implements AutoCloseable {
     @Override
     public void close() {
         registered.close();
+        counters.clear();
+        timers.clear();
     }
 }

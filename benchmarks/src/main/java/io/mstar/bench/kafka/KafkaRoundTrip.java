@@ -1,5 +1,6 @@
 package io.mstar.bench.kafka;
 
+import io.mstar.messaging.ControlClientSettings;
 import io.mstar.stack.KafkaBroker;
 import io.mstar.stack.ProjectLayout;
 import io.mstar.wire.WireCodec;
@@ -28,6 +29,12 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.LongSerializer;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.listener.ConcurrentMessageListenerContainer;
+import org.springframework.kafka.listener.ConsumerAwareRebalanceListener;
+import org.springframework.kafka.listener.ContainerProperties;
+import org.springframework.kafka.listener.MessageListener;
+import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
 
 /**
  * The floor under every control-plane latency: one envelope's produce→consume round trip through
@@ -41,8 +48,13 @@ import org.apache.kafka.common.serialization.LongSerializer;
  * same number back to back for the one-producer throughput. Send and receive times come from one
  * clock: producers and consumers live in this JVM.
  *
+ * <p>{@code --container-messages C} adds round trips whose echo is a Spring listener container set up as the
+ * services' inboxes are (group subscription, time-based asynchronous commits, an error-handling deserializer), in
+ * turns with the plain echo, back to back and idling {@code --container-gap-ms} before each: what the container
+ * itself adds to a service's hop.
+ *
  * <pre>java -cp benchmarks/target/benchmarks.jar io.mstar.bench.kafka.KafkaRoundTrip [--warmup N] [--messages M] [--pipelined P]
- *     [--gap-ms G] [--gap-messages K]</pre>
+ *     [--gap-ms G] [--gap-messages K] [--container-messages C] [--container-gap-ms D]</pre>
  */
 public final class KafkaRoundTrip {
 
@@ -104,6 +116,8 @@ public final class KafkaRoundTrip {
         int pipelined = intOption(args, "--pipelined", 200_000);
         int gapMillis = intOption(args, "--gap-ms", 20);
         int gapMessages = intOption(args, "--gap-messages", 500);
+        int containerMessages = intOption(args, "--container-messages", 0);
+        int containerGapMillis = intOption(args, "--container-gap-ms", 2);
         byte[] envelope = envelope();
         Path dir = Files.createTempDirectory("mstar-kafka-roundtrip");
         System.out.printf("envelope: worker_graphs_done, %d bytes of JSON; warm-up %d, measured %d%n",
@@ -111,8 +125,11 @@ public final class KafkaRoundTrip {
         try (KafkaBroker broker = KafkaBroker.start(ProjectLayout.discover(),
                 KafkaBroker.Settings.in(dir.resolve("kafka-data"), dir.resolve("kafka.log")))) {
             System.out.println("broker: " + broker.bootstrapServers() + " (log " + dir.resolve("kafka.log") + ")");
-            new KafkaRoundTrip(broker.bootstrapServers(), envelope, TOPIC).run(warmup, messages, pipelined,
-                    gapMillis, gapMessages);
+            KafkaRoundTrip bench = new KafkaRoundTrip(broker.bootstrapServers(), envelope, TOPIC);
+            bench.run(warmup, messages, pipelined, gapMillis, gapMessages);
+            if (containerMessages > 0) {
+                bench.containerEcho(warmup, containerMessages, containerGapMillis);
+            }
         }
         Files.deleteIfExists(dir.resolve("kafka.log"));
         Files.deleteIfExists(dir);
@@ -158,7 +175,15 @@ public final class KafkaRoundTrip {
         final AtomicBoolean running = new AtomicBoolean(true);
         final List<Thread> threads = new java.util.ArrayList<>();
 
+        private ConcurrentMessageListenerContainer<Long, byte[]> container;
+        private KafkaProducer<Long, byte[]> containerProducer;
+
         Hop(String arrival, String echoFrom, boolean commit) throws InterruptedException {
+            this(arrival, echoFrom, commit, false);
+        }
+
+        /** With {@code container}, the echo is a Spring listener container in a consumer group, as an inbox. */
+        Hop(String arrival, String echoFrom, boolean commit, boolean container) throws InterruptedException {
             this.first = echoFrom == null ? arrival : echoFrom;
             Thread consumer = new Thread(() -> consume(arrival, received, running, null, commit),
                     "mstar-bench-roundtrip-consumer");
@@ -166,7 +191,10 @@ public final class KafkaRoundTrip {
             consumer.start();
             // The consumer signals once it is positioned; records sent before that would be missed.
             take(received);
-            if (echoFrom != null) {
+            if (container) {
+                containerProducer = producer("mstar-bench-roundtrip-container-echo");
+                this.container = echoContainer(echoFrom, arrival, containerProducer);
+            } else if (echoFrom != null) {
                 BlockingQueue<long[]> echoReady = new LinkedBlockingQueue<>();
                 Thread echo = new Thread(() -> {
                     try (KafkaProducer<Long, byte[]> echoProducer = producer("mstar-bench-roundtrip-echo")) {
@@ -182,6 +210,10 @@ public final class KafkaRoundTrip {
 
         @Override
         public void close() throws InterruptedException {
+            if (container != null) {
+                container.stop();
+                containerProducer.close();
+            }
             running.set(false);
             for (Thread thread : threads) {
                 thread.join(10_000);
@@ -299,6 +331,75 @@ public final class KafkaRoundTrip {
                 }
             }
         }
+    }
+
+    /**
+     * Round trips echoed by a plain consumer thread and by a listener container, in alternating turns so both
+     * see the same machine, back to back and then idling {@code gapMillis} before each message.
+     */
+    private void containerEcho(int warmup, int messages, int gapMillis) throws Exception {
+        String plainThere = topic + ".plain-there";
+        String containerThere = topic + ".container-there";
+        String arrival = topic + ".echoed";
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+            admin.createTopics(List.of(new NewTopic(plainThere, 1, (short) 1), new NewTopic(containerThere, 1, (short) 1),
+                    new NewTopic(arrival, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        long sequence = 0;
+        for (int gap : new int[] {0, gapMillis}) {
+            for (int turn = 0; turn < 2; turn++) {
+                for (boolean container : new boolean[] {false, true}) {
+                    try (Hop hop = new Hop(arrival, container ? containerThere : plainThere, false, container)) {
+                        pingPong(hop, sequence, warmup / 4, gap);
+                        sequence += warmup / 4;
+                        report("round trip, echo " + (container ? "by a listener container" : "by a consumer thread")
+                                + ", " + gap + " ms idle before each, turn " + (turn + 1),
+                                pingPong(hop, sequence, messages, gap));
+                        sequence += messages;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * A listener container as {@code io.mstar.controlplane.ControlInboxes} builds one (own group, positioned at the
+     * end on assignment, time-based asynchronous commits, error-handling deserializer), sending each record on.
+     */
+    private ConcurrentMessageListenerContainer<Long, byte[]> echoContainer(String from, String to,
+            KafkaProducer<Long, byte[]> echoProducer) throws InterruptedException {
+        Map<String, Object> props = Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                ConsumerConfig.GROUP_ID_CONFIG, "mstar-bench-roundtrip-container-" + from,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, ControlClientSettings.CONSUMER_SESSION_TIMEOUT_MS,
+                ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, ControlClientSettings.CONSUMER_SESSION_TIMEOUT_MS / 3);
+        DefaultKafkaConsumerFactory<Long, byte[]> consumers = new DefaultKafkaConsumerFactory<>(props,
+                LongDeserializer::new, () -> new ErrorHandlingDeserializer<>(new ByteArrayDeserializer()));
+        ContainerProperties properties = new ContainerProperties(from);
+        properties.setAckMode(ContainerProperties.AckMode.TIME);
+        properties.setAckTime(ControlClientSettings.CONSUMER_COMMIT_INTERVAL_MS);
+        properties.setSyncCommits(false);
+        properties.setMessageListener((MessageListener<Long, byte[]>) record -> echoProducer.send(copy(record, to)));
+        java.util.concurrent.CountDownLatch assigned = new java.util.concurrent.CountDownLatch(1);
+        properties.setConsumerRebalanceListener(new ConsumerAwareRebalanceListener() {
+            @Override
+            public void onPartitionsAssigned(org.apache.kafka.clients.consumer.Consumer<?, ?> consumer,
+                    java.util.Collection<TopicPartition> partitions) {
+                consumer.seekToEnd(partitions);
+                partitions.forEach(consumer::position);
+                assigned.countDown();
+            }
+        });
+        ConcurrentMessageListenerContainer<Long, byte[]> container = new ConcurrentMessageListenerContainer<>(consumers,
+                properties);
+        container.start();
+        if (!assigned.await(RECEIVE_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+            container.stop();
+            throw new IllegalStateException("the listener container got no partition of " + from);
+        }
+        return container;
     }
 
     private static long[] take(BlockingQueue<long[]> received) throws InterruptedException {

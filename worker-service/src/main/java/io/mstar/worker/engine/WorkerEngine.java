@@ -63,6 +63,7 @@ public final class WorkerEngine {
 
     /** A slot filled by a signal-only edge: no tensor behind it. */
     static final long NO_TENSOR = -1L;
+    private static final long SNAPSHOT_INTERVAL_NANOS = 50_000_000L;
 
     private final EntityId self;
     private final EngineProperties settings;
@@ -576,7 +577,9 @@ public final class WorkerEngine {
         }
         runBatch();
         reads.flushAcks();
-        if (nowNanos - lastSnapshotNanos > 50_000_000L || scheduler.queued() == 0) {
+        // Every 50 ms at most, busy or idle (an idle loop still turns every tick): a snapshot walks every live tensor,
+        // and publishing one whenever the queue ran dry cost a busy loop that walk on nearly every turn.
+        if (nowNanos - lastSnapshotNanos > SNAPSHOT_INTERVAL_NANOS) {
             publishSnapshot();
             lastSnapshotNanos = nowNanos;
         }

@@ -116,6 +116,12 @@ final class MstarClient implements AutoCloseable {
 
     /** One NDJSON response, read chunk by chunk. */
     static final class Stream implements AutoCloseable {
+        /**
+         * How long {@link #readAll()} waits for the body to end. Far beyond any stream the suite asks for; a body that
+         * never ends fails its test with what was read instead of hanging the build.
+         */
+        static final Duration READ_ALL_LIMIT = Duration.ofSeconds(120);
+
         private final HttpResponse<InputStream> response;
         private final BufferedReader reader;
         private final List<JsonNode> chunks = new ArrayList<>();
@@ -156,21 +162,58 @@ final class MstarClient implements AutoCloseable {
             }
         }
 
-        /** Reads to the end of the body; every chunk read so far, in order. */
+        /** Reads to the end of the body, within {@link #READ_ALL_LIMIT}; every chunk read so far, in order. */
         List<JsonNode> readAll() {
-            while (next().isPresent()) {
-                // collecting
+            return readAll(READ_ALL_LIMIT);
+        }
+
+        /** Reads to the end of the body, within {@code limit}; every chunk read so far, in order. */
+        List<JsonNode> readAll(Duration limit) {
+            java.util.concurrent.CompletableFuture<Void> ended = new java.util.concurrent.CompletableFuture<>();
+            Thread reading = new Thread(() -> {
+                try {
+                    while (next().isPresent()) {
+                        // collecting
+                    }
+                    ended.complete(null);
+                } catch (RuntimeException e) {
+                    ended.completeExceptionally(e);
+                }
+            }, "e2e-stream-read-all");
+            reading.setDaemon(true);
+            reading.start();
+            try {
+                ended.get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                close();
+                throw new AssertionError("the body of request " + response.headers().firstValue("Mstar-Request-Id").orElse("?")
+                        + " did not end within " + limit.toMillis() + " ms; read " + chunksSoFar()
+                        + " chunks, the last " + lastChunkType(), e);
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
             }
             synchronized (chunks) {
                 return List.copyOf(chunks);
             }
         }
 
-        /** Drops the connection mid-stream, as a client that went away. */
+        private String lastChunkType() {
+            synchronized (chunks) {
+                return chunks.isEmpty() ? "none" : chunks.get(chunks.size() - 1).path("type").asString();
+            }
+        }
+
+        /**
+         * Drops the connection mid-stream, as a client that went away. Closes the body, not the reader: a reader
+         * blocked in {@code readLine} holds the reader's lock, and closing through it would wait for that read.
+         */
         @Override
         public void close() {
             try {
-                reader.close();
+                response.body().close();
             } catch (IOException e) {
                 // already gone
             }

@@ -26,4 +26,24 @@ class RegisteredMetersTests {
         assertThat(registry.getMeters()).containsExactly(other);
         assertThat(meters.meters()).isEmpty();
     }
+
+    @Test
+    void aKeptMeterIsRegisteredOnceAndRegisteredAgainAfterClose() {
+        RegisteredMeters meters = new RegisteredMeters(registry);
+        int[] registrations = {0};
+        java.util.function.Supplier<Counter> register = () -> {
+            registrations[0]++;
+            return Counter.builder("mstar.test.kept").tag("model", "m").register(registry);
+        };
+        Counter first = meters.computeIfAbsent(java.util.List.of("kept", "m"), register);
+        assertThat(meters.<Counter>computeIfAbsent(java.util.List.of("kept", "m"), register)).isSameAs(first);
+        assertThat(registrations[0]).isEqualTo(1);
+        assertThat(meters.meters()).containsExactly(first);
+
+        meters.close();
+        Counter again = meters.computeIfAbsent(java.util.List.of("kept", "m"), register);
+
+        assertThat(registrations[0]).as("a closed component keeps no removed meter").isEqualTo(2);
+        assertThat(registry.getMeters()).containsExactly(again);
+    }
 }

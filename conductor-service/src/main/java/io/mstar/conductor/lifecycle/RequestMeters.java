@@ -2,8 +2,6 @@ package io.mstar.conductor.lifecycle;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntSupplier;
 
 import io.micrometer.core.instrument.Counter;
@@ -60,12 +58,6 @@ public final class RequestMeters implements AutoCloseable {
     private final Counter drainTimeouts;
     private final Timer abortRelease;
     private final Timer loopQueueWait;
-    /**
-     * Meters with per-model tags, by name and tag values, built on first use: a lookup here rather than a builder
-     * and a registry lookup on every recorded chunk and transition.
-     */
-    private final Map<List<String>, Counter> counters = new ConcurrentHashMap<>();
-    private final Map<List<String>, Timer> timers = new ConcurrentHashMap<>();
     private volatile IntSupplier inFlight = () -> 0;
     private volatile IntSupplier queued = () -> 0;
 
@@ -97,13 +89,13 @@ public final class RequestMeters implements AutoCloseable {
 
     void ended(String model, Outcome outcome, String errorType, Duration latency) {
         String error = errorType == null ? "none" : errorType;
-        counters.computeIfAbsent(List.of(REQUESTS, model, outcome.value(), error), k -> registered.add(
+        registered.<Counter>computeIfAbsent(List.of(REQUESTS, model, outcome.value(), error), () ->
                 Counter.builder(REQUESTS).description("Ended requests by outcome and error type")
                         .tag("model", model).tag("status", outcome.value()).tag("error_type", error)
-                        .register(registry))).increment();
-        timers.computeIfAbsent(List.of(LATENCY, model, outcome.value()), k -> registered.add(
+                        .register(registry)).increment();
+        registered.<Timer>computeIfAbsent(List.of(LATENCY, model, outcome.value()), () ->
                 histogram(Timer.builder(LATENCY).description("Submission to outcome (end to end)"), LATENCY_BUCKETS)
-                        .tag("model", model).tag("status", outcome.value()).register(registry))).record(latency);
+                        .tag("model", model).tag("status", outcome.value()).register(registry)).record(latency);
     }
 
     void queued(String model, Duration wait) {
@@ -120,8 +112,8 @@ public final class RequestMeters implements AutoCloseable {
     }
 
     private Timer modelTimer(String name, String model, String description, Duration[] buckets) {
-        return timers.computeIfAbsent(List.of(name, model), k -> registered.add(
-                histogram(Timer.builder(name).description(description), buckets).tag("model", model).register(registry)));
+        return registered.computeIfAbsent(List.of(name, model), () ->
+                histogram(Timer.builder(name).description(description), buckets).tag("model", model).register(registry));
     }
 
     /** Runs on the lifecycle loop before each command (OwnerLoop's queue wait). */
@@ -142,10 +134,10 @@ public final class RequestMeters implements AutoCloseable {
     }
 
     void transition(String model, String walk, Duration overhead) {
-        timers.computeIfAbsent(List.of(TRANSITION_OVERHEAD, model, walk), k -> registered.add(
+        registered.<Timer>computeIfAbsent(List.of(TRANSITION_OVERHEAD, model, walk), () ->
                 Timer.builder(TRANSITION_OVERHEAD)
                         .description("Last WorkerGraphsDone of a pass in to the next walk's InputSignals out")
-                        .tag("model", model).tag("walk", walk).register(registry))).record(overhead);
+                        .tag("model", model).tag("walk", walk).register(registry)).record(overhead);
     }
 
     /**
@@ -168,7 +160,5 @@ public final class RequestMeters implements AutoCloseable {
     @Override
     public void close() {
         registered.close();
-        counters.clear();
-        timers.clear();
     }
 }

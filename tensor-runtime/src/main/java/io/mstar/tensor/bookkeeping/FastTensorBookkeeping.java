@@ -11,9 +11,9 @@ import java.util.Objects;
 
 /**
  * The fast bookkeeper: a two-level index over {@code long} uuids into dense entry records – the reference count,
- * flags and every descriptor field packed into 16 consecutive longs of one array – so the hot
- * paths (a batch put, the uniform safety hold, the batched dereference) box nothing and allocate nothing per
- * tensor.
+ * flags and every descriptor field but the layout packed into 8 consecutive longs of one array, the dims and strides
+ * of a whole batch in one {@link LayoutBlocks} block – so the hot paths (a batch put, the uniform safety hold, the
+ * batched dereference) box nothing and allocate nothing per tensor.
  *
  * <p>The index: uuids are ordinal | incarnation | counter and one node's output batch is a run of consecutive
  * counters, so a uuid is split into a page key (all but the low 6 bits) and a row within the
@@ -39,15 +39,11 @@ import java.util.Objects;
  */
 public final class FastTensorBookkeeping implements TensorBookkeeping {
 
-    private static final long PERSIST = 1;
-    private static final long MEM_REGISTERED = 2;
-    /** Dims/stride stored inline per entry up to this rank; higher ranks get their own arrays. */
-    static final int INLINE_DIMS = 4;
     /**
-     * An entry is 16 consecutive longs of {@code ent} (two cache lines) rather than a slot in
+     * An entry is 8 consecutive longs of {@code ent} (about one cache line) rather than a slot in
      * a dozen parallel columns: a put writes one place instead of a dozen arrays, each with its own bounds check.
      */
-    private static final int ENTRY_SHIFT = 4;
+    private static final int ENTRY_SHIFT = 3;
     private static final int ENTRY_LONGS = 1 << ENTRY_SHIFT;
     private static final int REF = 0;
     private static final int ADDRESS = 1;
@@ -58,9 +54,14 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private static final int IDS = 5;
     /** arena segment id (-1: none) in the high half, rank in the low half. */
     private static final int SHAPE = 6;
-    private static final int FLAGS = 7;
-    private static final int DIMS = 8;
-    private static final int STRIDE = DIMS + INLINE_DIMS;
+    /**
+     * The {@link LayoutBlocks} block holding the dims and strides in the high half; the flags and the row's offset
+     * within the block in the low half (a block holds fewer than 2^29 values, so the top two bits are free).
+     */
+    private static final int LAYOUT = 7;
+    private static final long PERSIST = 1L << 30;
+    private static final long MEM_REGISTERED = 1L << 31;
+    private static final long FLAT_OFFSET = (1L << 30) - 1;
     /** Low uuid bits that pick the row within a page. */
     static final int PAGE_BITS = 6;
     static final int PAGE = 1 << PAGE_BITS;
@@ -104,8 +105,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private int freeTop;
     private long[] ent;
     private int[] stamp;
-    private long[][] bigDims;
-    private long[][] bigStride;
+    private final LayoutBlocks layouts;
 
     // ---- batch scratch: row positions resolved by a batch's validation pass, applied by the next ----
     private int[] scratch = new int[64];
@@ -148,6 +148,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         pages = new PageIndex(expectedPages);
         allocatePages(expectedPages);
         allocateEntries(Math.max(16, expected));
+        layouts = new LayoutBlocks(Math.max(16, expected) * 8);
     }
 
     private void allocatePages(int cap) {
@@ -165,8 +166,6 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         freeEntries = grow(freeEntries, cap);
         ent = grow(ent, cap * ENTRY_LONGS);
         stamp = grow(stamp, cap);
-        bigDims = bigDims == null ? new long[cap][] : Arrays.copyOf(bigDims, cap);
-        bigStride = bigStride == null ? new long[cap][] : Arrays.copyOf(bigStride, cap);
     }
 
     private static long[] grow(long[] a, int cap) {
@@ -214,11 +213,12 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     /** Drops the record at row position {@code pos}, its entry and, with its last row, its page. */
     private void unlink(int pos) {
-        int e = unlinkRow(pos);
-        releaseOrigin((int) (ent[(e << ENTRY_SHIFT) + IDS] >>> 32), 1);
+        int b = unlinkRow(pos) << ENTRY_SHIFT;
+        releaseOrigin((int) (ent[b + IDS] >>> 32), 1);
+        layouts.release((int) (ent[b + LAYOUT] >>> 32), 1);
     }
 
-    /** {@link #unlink} but for the entry's use of its origin, which the caller lets go of; returns the entry. */
+    /** {@link #unlink} but for the entry's uses of its origin and layout block, which the caller lets go of. */
     private int unlinkRow(int pos) {
         live--;
         releaseRows(pos >>> PAGE_BITS, 1);
@@ -238,27 +238,38 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         int e = rows[pos] - 1;
         rows[pos] = 0;
         forgetInfo(pos);
-        if ((int) ent[(e << ENTRY_SHIFT) + SHAPE] > INLINE_DIMS) {
-            bigDims[e] = null;
-            bigStride[e] = null;
-        }
         freeEntries[freeTop++] = e;
         return e;
     }
 
     // ---- entries ----
 
-    /** A recycled or new entry; the caller counts its use of {@code originId} and sets its layout next. */
-    private int newEntry(int originId, int dtypeId, long addr, long bytes, long off) {
-        int e;
-        if (freeTop > 0) {
-            e = freeEntries[--freeTop];
-        } else {
+    /**
+     * A recycled or new entry, every word written (a recycled one keeps its last tenant's); the caller counts its
+     * uses of {@code originId} and of the layout block named in {@code layout}.
+     */
+    private int newEntry(int originId, int dtypeId, long addr, long bytes, long off, int rank, long layout) {
+        reserveEntries(1);
+        int e = freeEntries[--freeTop];
+        writeEntry(e, originId, dtypeId, addr, bytes, off, rank, layout);
+        return e;
+    }
+
+    /**
+     * Makes sure {@code n} entries can be popped off the free stack, stacking never-used ones as needed, so a batch
+     * pops them with no per-row check and keeps the stack's top in a local rather than in a field it loads and stores
+     * back for every row.
+     */
+    private void reserveEntries(int n) {
+        while (freeTop < n) {
             if (entryHigh == entryCap) {
                 allocateEntries(entryCap * 2);
             }
-            e = entryHigh++;
+            freeEntries[freeTop++] = entryHigh++;
         }
+    }
+
+    private void writeEntry(int e, int originId, int dtypeId, long addr, long bytes, long off, int rank, long layout) {
         long[] t = ent;
         int b = e << ENTRY_SHIFT;
         t[b + REF] = 0;
@@ -267,25 +278,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         t[b + OFFSET] = off;
         t[b + SHM_OFFSET] = 0;
         t[b + IDS] = (long) originId << 32 | dtypeId;
-        t[b + FLAGS] = 0;
-        return e;
-    }
-
-    /** Sets the rank and layout of entry {@code e}, whose arena segment is still none (as newEntry left it). */
-    private void setLayout(int e, int rank, long[] d, long[] s, int from) {
-        long[] t = ent;
-        int b = e << ENTRY_SHIFT;
         t[b + SHAPE] = -1L << 32 | rank;
-        if (rank <= INLINE_DIMS) {
-            // A loop, not arraycopy: for three or four longs the intrinsic's setup costs more than the copy.
-            for (int k = 0; k < rank; k++) {
-                t[b + DIMS + k] = d[from + k];
-                t[b + STRIDE + k] = s[from + k];
-            }
-        } else {
-            bigDims[e] = Arrays.copyOfRange(d, from, from + rank);
-            bigStride[e] = Arrays.copyOfRange(s, from, from + rank);
-        }
+        t[b + LAYOUT] = layout;
     }
 
     private void setPlacement(int e, int segmentId, long shmOffset) {
@@ -374,7 +368,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         long prev = Long.MIN_VALUE;
         for (int i = 0; i < uuids.length; i++) {
             long id = uuids[i];
-            increasing &= i == 0 || id > prev;
+            // Long.MIN_VALUE as the first uuid only costs the repeated-uuid check.
+            increasing &= id > prev;
             prev = id;
             long key = id >>> PAGE_BITS;
             if (key != curKey) {
@@ -425,7 +420,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     @Override
     public boolean canGc(long id) {
         int b = entry(id, "can_gc") << ENTRY_SHIFT;
-        return ent[b + REF] <= 0 && (ent[b + FLAGS] & PERSIST) == 0;
+        return ent[b + REF] <= 0 && (ent[b + LAYOUT] & PERSIST) == 0;
     }
 
     @Override
@@ -455,32 +450,47 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         boolean[] or = outRegistered;
         int found = 0;
         int[] r = rows;
-        long[] t = ent;
-        // A batch's rows share an origin and a page or two: their counts are settled once per run of rows, not
-        // per row.
+        // A batch's rows share an origin, a layout block and a page or two: their counts are settled once per run
+        // of rows, not per row.
         int runOrigin = -1;
         int run = 0;
+        int runBlock = -1;
+        int blockRun = 0;
         int runPage = -1;
         int pageRun = 0;
+        long[] t = ent;
+        int[] free = freeEntries;
+        int top = freeTop;
         for (int i = 0; i < uuids.length; i++) {
             int pos = positions[i];
-            int b = (r[pos] - 1) << ENTRY_SHIFT;
+            int e = r[pos] - 1;
+            int b = e << ENTRY_SHIFT;
             long left = t[b + REF] -= counts == null ? n : counts[i];
-            long f = t[b + FLAGS];
-            if (left <= 0 && (f & PERSIST) == 0) {
+            long layout = t[b + LAYOUT];
+            if (left <= 0 && (layout & PERSIST) == 0) {
                 ou[found] = uuids[i];
-                or[found] = (f & MEM_REGISTERED) != 0;
+                or[found] = (layout & MEM_REGISTERED) != 0;
                 found++;
                 if (cleanup) {
-                    int o = (int) (t[b + IDS] >>> 32);
-                    if (o != runOrigin) {
-                        if (run > 0) {
-                            releaseOrigin(runOrigin, run);
+                    int block = (int) (layout >>> 32);
+                    if (block != runBlock) {
+                        // A block is one put's, so one origin's: the origin can change only where the block does.
+                        if (blockRun > 0) {
+                            layouts.release(runBlock, blockRun);
+                            run += blockRun;
                         }
-                        runOrigin = o;
-                        run = 0;
+                        runBlock = block;
+                        blockRun = 0;
+                        int o = (int) (t[b + IDS] >>> 32);
+                        if (o != runOrigin) {
+                            if (run > 0) {
+                                releaseOrigin(runOrigin, run);
+                            }
+                            runOrigin = o;
+                            run = 0;
+                        }
                     }
-                    run++;
+                    blockRun++;
                     int p = pos >>> PAGE_BITS;
                     if (p != runPage) {
                         // Distinct uuids: a page emptied here is named by no later position in this batch.
@@ -491,12 +501,16 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                         pageRun = 0;
                     }
                     pageRun++;
-                    clearRow(pos);
+                    r[pos] = 0;
+                    forgetInfo(pos);
+                    free[top++] = e;
                 }
             }
         }
-        if (run > 0) {
-            releaseOrigin(runOrigin, run);
+        freeTop = top;
+        if (blockRun > 0) {
+            layouts.release(runBlock, blockRun);
+            releaseOrigin(runOrigin, run + blockRun);
         }
         if (pageRun > 0) {
             releaseRows(runPage, pageRun);
@@ -572,18 +586,17 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         int b = e << ENTRY_SHIFT;
         long shape = t[b + SHAPE];
         int rank = (int) shape;
+        long layout = t[b + LAYOUT];
+        int block = (int) (layout >>> 32);
+        int at = (int) (layout & FLAT_OFFSET);
+        int dims = LayoutBlocks.dims(block) + at;
+        int strides = layouts.strides(block) + at;
+        long[] ls = layouts.store();
         Long[] d = new Long[rank];
         Long[] s = new Long[rank];
-        if (rank <= INLINE_DIMS) {
-            for (int k = 0; k < rank; k++) {
-                d[k] = t[b + DIMS + k];
-                s[k] = t[b + STRIDE + k];
-            }
-        } else {
-            for (int k = 0; k < rank; k++) {
-                d[k] = bigDims[e][k];
-                s[k] = bigStride[e][k];
-            }
+        for (int k = 0; k < rank; k++) {
+            d[k] = ls[dims + k];
+            s[k] = ls[strides + k];
         }
         long ids = t[b + IDS];
         Origin o = origins[(int) (ids >>> 32)];
@@ -644,7 +657,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     @Override
     public boolean isRegistered(long id) {
-        return (ent[(entry(id, "is_registered") << ENTRY_SHIFT) + FLAGS] & MEM_REGISTERED) != 0;
+        return (ent[(entry(id, "is_registered") << ENTRY_SHIFT) + LAYOUT] & MEM_REGISTERED) != 0;
     }
 
     @Override
@@ -664,17 +677,19 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private void insert(TensorPointerInfo info) {
         int o = internOrigin(info.sourceSessionId(), info.sourceEntity(), info.sourceNodeName(),
                 info.sourceGraphWalk(), info.sourceTpSize(), info.sourceTpRank());
-        int e = newEntry(o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset());
-        originUses[o]++;
         // Not cached here: the copy is the point (a later edit of the caller's object must not show through).
         int rank = info.dims().size();
-        long[] d = new long[rank];
-        long[] s = new long[rank];
+        int block = layouts.allocate(rank);
+        long[] ls = layouts.store();
+        int dims = LayoutBlocks.dims(block);
         for (int k = 0; k < rank; k++) {
-            d[k] = info.dims().get(k);
-            s[k] = info.stride().get(k);
+            ls[dims + k] = info.dims().get(k);
+            ls[dims + rank + k] = info.stride().get(k);
         }
-        setLayout(e, rank, d, s, 0);
+        layouts.hold(block, 1);
+        int e = newEntry(o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset(), rank,
+                (long) block << 32);
+        originUses[o]++;
         // A consumer's record of a remote tensor arrives with the producer's segment name already on it.
         setPlacement(e, info.shmSegment() == null ? -1 : internSegmentName(info.shmSegment()), info.shmOffset());
         long id = info.uuid();
@@ -705,8 +720,19 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         }
         int o = internOrigin(infos.sourceSessionId(), infos.sourceEntity(), infos.sourceNodeName(),
                 infos.sourceGraphWalk(), infos.tpSize(), infos.tpRank());
-        // Holds the origin across the batch so undoing a partial batch cannot free it under us.
+        // The batch's layouts go in as one block, two bulk copies.
+        int flatSize = infos.flatSize();
+        int block = layouts.allocate(flatSize);
+        long[] ls = layouts.store();
+        System.arraycopy(dFlat, 0, ls, LayoutBlocks.dims(block), flatSize);
+        System.arraycopy(sFlat, 0, ls, LayoutBlocks.dims(block) + flatSize, flatSize);
+        long blockWord = (long) block << 32;
+        // Holds the origin and the block across the batch so undoing a partial batch cannot free them under us.
         originUses[o]++;
+        layouts.hold(block, 1);
+        reserveEntries(n);
+        int[] free = freeEntries;
+        int top = freeTop;
         try {
             // One pass answers "held already?" and inserts, probing the page index once per page the batch spans.
             // A held uuid, or one repeated within the batch, undoes the rows already in, so a refused batch changes
@@ -731,18 +757,20 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                 }
                 int pos = base | (int) id & ROW_MASK;
                 if (rows[pos] != 0) {
-                    // Settle the counts so the undo below sees them: the rows in so far hold their page and
-                    // the origin, and each unlink lets go of both.
+                    // Settle the counts so the undo below sees them: the rows in so far hold their page, the
+                    // origin and the block, and each unlink lets go of all three.
                     pageLive[base >>> PAGE_BITS] += pageRun;
                     live += i;
                     originUses[o] += i;
+                    layouts.hold(block, i);
+                    freeTop = top;
                     for (int j = 0; j < i; j++) {
                         unlink(find(ids[j]));
                     }
                     throw errors.raise(TensorStoreException.Reason.DUPLICATE_UUID, id, "put_tensor_batch", "");
                 }
-                int e = newEntry(o, batchDtypes[dts[i]], addrs[i], bytes[i], 0L);
-                setLayout(e, ranks[i], dFlat, sFlat, flat);
+                int e = free[--top];
+                writeEntry(e, o, batchDtypes[dts[i]], addrs[i], bytes[i], 0L, ranks[i], blockWord | flat);
                 flat += ranks[i];
                 rows[pos] = e + 1;
                 pageRun++;
@@ -750,11 +778,14 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             if (pageRun > 0) {
                 pageLive[base >>> PAGE_BITS] += pageRun;
             }
-            // Counted once for the batch rather than per row: one origin, n uses.
+            // Counted once for the batch rather than per row: one origin and one block, n uses each.
             live += n;
             originUses[o] += n;
+            layouts.hold(block, n);
+            freeTop = top;
         } finally {
             releaseOrigin(o, 1);
+            layouts.release(block, 1);
         }
         return true;
     }
@@ -792,14 +823,14 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     @Override
     public void setMemRegistered(long id, boolean memRegistered) {
         int e = entry(id, "set_mem_registered");
-        int b = (e << ENTRY_SHIFT) + FLAGS;
+        int b = (e << ENTRY_SHIFT) + LAYOUT;
         ent[b] = memRegistered ? ent[b] | MEM_REGISTERED : ent[b] & ~MEM_REGISTERED;
     }
 
     @Override
     public void setPersist(long id, boolean persist) {
         int e = entry(id, "set_persist");
-        int b = (e << ENTRY_SHIFT) + FLAGS;
+        int b = (e << ENTRY_SHIFT) + LAYOUT;
         ent[b] = persist ? ent[b] | PERSIST : ent[b] & ~PERSIST;
     }
 
@@ -846,7 +877,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     @Override
     public ReferenceInfo referenceInfo(long id) {
         int b = entry(id, "reference_info") << ENTRY_SHIFT;
-        long f = ent[b + FLAGS];
+        long f = ent[b + LAYOUT];
         return new ReferenceInfo(ent[b + REF], (f & PERSIST) != 0, (f & MEM_REGISTERED) != 0);
     }
 
@@ -873,6 +904,16 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     /** Pages ever allocated (live or on the free list), for tests that churn recycles them. */
     int allocatedPages() {
         return pageHigh;
+    }
+
+    /** Layout blocks held now, for tests that a batch's block goes with its last row. */
+    int liveLayoutBlocks() {
+        return layouts.liveBlocks();
+    }
+
+    /** Layout longs ever handed out, for tests that churn reuses blocks. */
+    int allocatedLayoutLongs() {
+        return layouts.allocatedLongs();
     }
 
     /** Origins interned now, for tests that walks ending release theirs. */

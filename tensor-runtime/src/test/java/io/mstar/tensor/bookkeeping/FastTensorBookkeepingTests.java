@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** What only the fast backend has: copying descriptors in, growth, page recycling, interning. */
 class FastTensorBookkeepingTests {
@@ -112,5 +113,73 @@ class FastTensorBookkeepingTests {
         }
         assertThat(b.internedOrigins()).isEqualTo(2);
         assertThat(b.getInfo(205).sourceGraphWalk()).isEqualTo("walk-2");
+    }
+
+    @Test
+    void aBatchsLayoutsStayUntilItsLastRowGoesAndChurnReusesTheirBlock() {
+        FastTensorBookkeeping b = new FastTensorBookkeeping(16);
+        ColumnarTensorInfo cols = new ColumnarTensorInfo("h:1", "worker-0", "llm", "walk", 1, 0);
+        int f = cols.dtypeIndex("bfloat16");
+        int g = cols.dtypeIndex("int64");
+        long[][] dims = {{2, 3, 4}, {7}, {}, {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+        for (int i = 0; i < dims.length; i++) {
+            long[] stride = new long[dims[i].length];
+            for (int k = 0; k < stride.length; k++) {
+                stride[k] = 100L * i + k;
+            }
+            cols.addRow(10 + i, 0, 8, dims[i].length, dims[i], stride, i % 2 == 0 ? f : g);
+        }
+        b.putTensorBatchColumns(cols);
+        cols.clear();
+        assertThat(b.liveLayoutBlocks()).as("one block for the whole batch").isEqualTo(1);
+        for (int i = 0; i < dims.length; i++) {
+            TensorPointerInfo info = b.getInfo(10 + i);
+            assertThat(info.dims()).as("row %d, after the caller cleared its columns", i)
+                    .containsExactly(java.util.Arrays.stream(dims[i]).boxed().toArray(Long[]::new));
+            for (int k = 0; k < dims[i].length; k++) {
+                assertThat(info.stride().get(k)).isEqualTo(100L * i + k);
+            }
+        }
+        b.forgetTensor(10);
+        b.forgetTensor(12);
+        b.forgetTensor(13);
+        assertThat(b.liveLayoutBlocks()).as("row 11 still reads it").isEqualTo(1);
+        assertThat(b.getInfo(11).dims()).containsExactly(7L);
+        b.dereferenceBatchUniform(new long[]{11}, 1, true);
+        assertThat(b.liveLayoutBlocks()).isZero();
+
+        int allocated = -1;
+        for (int round = 0; round < 500; round++) {
+            cols.clear();
+            int h = cols.dtypeIndex("bfloat16");
+            for (int i = 0; i < 64; i++) {
+                cols.addRow(1_000 + round * 64L + i, 0, 8, 3, new long[]{1, i, 3}, new long[]{3 * i, 3, 1}, h);
+            }
+            b.putTensorBatchColumns(cols);
+            long[] ids = cols.uuids();
+            assertThat(b.getInfo(ids[63]).dims()).containsExactly(1L, 63L, 3L);
+            b.dereferenceBatchUniform(ids, 0, true);
+            if (round == 1) {
+                allocated = b.allocatedLayoutLongs();
+            }
+        }
+        assertThat(b.liveLayoutBlocks()).isZero();
+        assertThat(b.allocatedLayoutLongs()).as("500 batches wrote into the same blocks").isEqualTo(allocated);
+    }
+
+    @Test
+    void aRefusedBatchLeavesNoLayoutBlockBehind() {
+        FastTensorBookkeeping b = new FastTensorBookkeeping(16);
+        b.putTensor(7, sized(7, 1));
+        ColumnarTensorInfo cols = new ColumnarTensorInfo("h:1", "worker-0", "llm", "walk", 1, 0);
+        int f = cols.dtypeIndex("int8");
+        for (long u = 4; u < 10; u++) {
+            cols.addRow(u, 0, 1, 1, new long[]{1}, new long[]{1}, f);
+        }
+        assertThatThrownBy(() -> b.putTensorBatchColumns(cols)).isInstanceOf(TensorStoreException.class);
+        assertThat(b.liveCount()).isEqualTo(1);
+        assertThat(b.liveLayoutBlocks()).as("only uuid 7's own").isEqualTo(1);
+        b.forgetTensor(7);
+        assertThat(b.liveLayoutBlocks()).isZero();
     }
 }

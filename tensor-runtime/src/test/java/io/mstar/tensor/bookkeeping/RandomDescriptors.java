@@ -35,7 +35,7 @@ final class RandomDescriptors {
     }
 
     int rank() {
-        // Past FastTensorBookkeeping.INLINE_DIMS now and then.
+        // High ranks now and then, and rank 0.
         return r.nextInt(10) == 0 ? 7 + r.nextInt(3) : r.nextInt(5);
     }
 

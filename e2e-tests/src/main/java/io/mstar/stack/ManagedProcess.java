@@ -75,9 +75,18 @@ public final class ManagedProcess {
         return process.isAlive() ? "running" : "exited with code " + process.exitValue();
     }
 
-    /** Waits up to {@code timeout} for the process to end; true when it has. */
+    /**
+     * Waits up to {@code timeout} for the process to end; true when it has, and then {@link #exitCode} is known.
+     * Through the {@link Process}, not its handle: the handle can see the exit before the process's own reaper has
+     * recorded it, and {@code exitValue()} then throws "process hasn't exited" (seen once in CI).
+     */
     public boolean awaitExit(Duration timeout) {
-        return waitForExit(handle, timeout);
+        try {
+            return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StackException("interrupted waiting for " + name + " to exit", e);
+        }
     }
 
     /** The exit code; only meaningful once {@link #awaitExit} returned true. */

@@ -161,11 +161,12 @@ public final class KafkaBroker implements AutoCloseable {
     }
 
     /**
-     * Stops the broker (SIGTERM, then SIGKILL after the grace period) and starts it again on the same ports and data,
-     * as a rolling restart of a one-broker cluster does; waits until it serves again.
+     * Stops the broker (SIGTERM, then SIGKILL after the grace period), leaves it down for {@code downFor}, and starts it
+     * again on the same ports and data, as a rolling restart of a one-broker cluster does; waits until it serves again.
      */
-    public synchronized void restart() {
+    public synchronized void restart(Duration downFor) {
         process.stop(settings.stopGrace());
+        Pause.of(downFor);
         process = ManagedProcess.start("kafka", process.command(), settings.dataDir().toAbsolutePath(), settings.logFile());
         awaitReady();
     }

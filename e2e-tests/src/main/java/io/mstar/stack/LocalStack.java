@@ -195,10 +195,13 @@ public final class LocalStack implements AutoCloseable {
         return fresh;
     }
 
-    /** A graceful stop and start of the broker on the same ports and data; returns once it serves again. */
-    public synchronized void restartBroker() {
+    /**
+     * A graceful stop of the broker, {@code downFor} without it, and a start on the same ports and data; returns once it
+     * serves again.
+     */
+    public synchronized void restartBroker(Duration downFor) {
         refuseWhenStopping();
-        broker.restart();
+        broker.restart(downFor);
         ProcessRecord.ofBroker(broker).write(runDir);
     }
 

@@ -3,6 +3,7 @@ package io.mstar.messaging;
 import java.util.HashMap;
 import java.util.Map;
 
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -41,9 +42,18 @@ public final class ControlClientSettings {
     private ControlClientSettings() {
     }
 
-    /** Idempotent, {@code acks=all}, {@code linger.ms=0}: control messages are small, rare and latency-bound. */
+    /**
+     * Idempotent, {@code acks=all}, {@code linger.ms=0}: control messages are small, rare and latency-bound. And it
+     * keeps the cluster metadata it knows while no broker answers ({@code metadata.recovery.strategy=none}): Kafka
+     * 4's default, {@code rebootstrap}, forgets every topic the moment its one known broker goes, so each send made
+     * while the broker restarts waits {@link #PRODUCER_MAX_BLOCK_MS} for metadata and fails, and a lost report left its
+     * request waiting for the deadline. With the metadata kept, a send during an outage is buffered and retried
+     * until the broker is back (or {@code delivery.timeout.ms} passes), in order. Brokers are addressed by stable
+     * names (a StatefulSet's, or the local stack's loopback port), so the known ones are the ones to go back to.
+     */
     public static Map<String, Object> producer(Map<String, Object> base, EntityId self) {
         Map<String, Object> props = new HashMap<>(base);
+        props.put(CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG, "none");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.LINGER_MS_CONFIG, 0);

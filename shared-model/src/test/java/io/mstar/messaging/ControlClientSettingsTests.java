@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Map;
 
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
@@ -13,7 +14,8 @@ class ControlClientSettingsTests {
     @Test
     void producerGuaranteesCannotBeWeakenedByTheBaseProperties() {
         Map<String, Object> base = Map.of(ProducerConfig.ACKS_CONFIG, "1", ProducerConfig.LINGER_MS_CONFIG, 50,
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false, ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "h:1");
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false, ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "h:1",
+                CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG, "rebootstrap");
 
         Map<String, Object> props = ControlClientSettings.producer(base, EntityId.worker(3));
 
@@ -21,7 +23,8 @@ class ControlClientSettingsTests {
                 .containsEntry(ProducerConfig.LINGER_MS_CONFIG, 0)
                 .containsEntry(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true)
                 .containsEntry(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "h:1")
-                .containsEntry(ProducerConfig.CLIENT_ID_CONFIG, "mstar-worker-3-producer");
+                .containsEntry(ProducerConfig.CLIENT_ID_CONFIG, "mstar-worker-3-producer")
+                .containsEntry(CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG, "none");
     }
 
     @Test

@@ -767,7 +767,13 @@ public final class WorkerEngine {
             }
             // Signals already pending started the next pass: nothing waited on this report.
             partition.reportSentNanos = partition.idle() ? System.nanoTime() : 0;
-            outbox.toConductor(ConductorMessage.of(done)).whenComplete((r, e) -> sent.complete(null));
+            outbox.toConductor(ConductorMessage.of(done)).whenComplete((r, e) -> {
+                if (e != null) {
+                    // Nothing else would tell the conductor this pass ended: the request would wait for its deadline.
+                    onLoop(() -> fail(request, "the report of a pass was not acknowledged by the broker: " + e));
+                }
+                sent.complete(null);
+            });
         }));
     }
 

@@ -17,7 +17,7 @@ import io.mstar.wire.WorkerMessage;
 /**
  * The control plane of in-process tests, in place of Kafka: every send is recorded, a worker message is handed to
  * the addressed engine loop at once (or held back while {@link #hold} matches, to reorder), a conductor message is
- * queued for the test's conductor. Sends complete at once, as a broker ack would.
+ * queued for the test's conductor. Sends complete at once, as a broker ack would, unless {@link #refuse} matches.
  */
 final class InProcessBroker {
 
@@ -31,6 +31,7 @@ final class InProcessBroker {
     private final Map<String, EngineLoop> workers = new ConcurrentHashMap<>();
     private final List<Sent> held = new ArrayList<>();
     private volatile Predicate<Sent> hold = s -> false;
+    private volatile Predicate<Sent> refuse = s -> false;
 
     void register(EntityId worker, EngineLoop loop) {
         workers.put(worker.value(), loop);
@@ -40,7 +41,11 @@ final class InProcessBroker {
         return new Outbox() {
             @Override
             public CompletableFuture<?> toConductor(ConductorMessage message) {
-                sent.add(new Sent(from.value(), EntityId.CONDUCTOR.value(), message));
+                Sent s = new Sent(from.value(), EntityId.CONDUCTOR.value(), message);
+                if (refuse.test(s)) {
+                    return CompletableFuture.failedFuture(new IllegalStateException("refused by the test's broker"));
+                }
+                sent.add(s);
                 conductor.add(message);
                 return CompletableFuture.completedFuture(null);
             }
@@ -71,6 +76,11 @@ final class InProcessBroker {
             loop.deliver((WorkerMessage) s.message());
             delivered.add(s);
         }
+    }
+
+    /** Conductor messages matching {@code predicate} are not delivered and their send fails, as a broker's refusal. */
+    void refuse(Predicate<Sent> predicate) {
+        refuse = predicate;
     }
 
     void hold(Predicate<Sent> predicate) {

@@ -1,6 +1,7 @@
 package io.mstar.controlplane;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.function.Supplier;
 
 import org.apache.kafka.clients.consumer.Consumer;
@@ -80,18 +81,23 @@ public final class ControlInboxes {
         properties.setConsumerRebalanceListener(new ConsumerAwareRebalanceListener() {
             @Override
             public void onPartitionsAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
-                position.onAssigned(consumer, partitions);
-                log.info("{} inbox positioned at the end of {}", identity.self(), partitions);
+                List<TopicPartition> resumed = position.onAssigned(consumer, partitions);
+                if (resumed.isEmpty()) {
+                    log.info("{} inbox positioned at the end of {}", identity.self(), partitions);
+                } else {
+                    log.info("{} inbox given back {}: resumed {} where it stopped reading", identity.self(), partitions,
+                            resumed);
+                }
             }
 
             @Override
             public void onPartitionsRevokedAfterCommit(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
-                position.onRemoved(partitions);
+                position.onRemoved(consumer, partitions);
             }
 
             @Override
             public void onPartitionsLost(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
-                position.onRemoved(partitions);
+                position.onRemoved(consumer, partitions);
             }
         });
         ConcurrentMessageListenerContainer<String, M> container = new ConcurrentMessageListenerContainer<>(consumerFactory,

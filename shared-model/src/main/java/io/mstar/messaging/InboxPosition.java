@@ -1,15 +1,23 @@
 package io.mstar.messaging;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Positions the inbox consumer at the end of every partition it is assigned (ARCHITECTURE §3.2: a
- * (re)started process does not replay old traffic) and publishes whether it is positioned.
+ * Positions the inbox consumer at the end of every partition it is first assigned (ARCHITECTURE §3.2: a
+ * (re)started process does not replay old traffic) and publishes whether it is positioned. A partition taken away
+ * and given back to the same process (a rebalance after a broker restart, say) resumes where this process stopped
+ * reading it: seeking to the end there skipped whatever the other services had sent meanwhile, and a request whose
+ * message was among them waited for its deadline.
  *
  * <p>The seek is resolved at once with {@code position()}: Kafka's {@code seekToEnd} is lazy, and a record
  * produced between the assignment and the first fetch would otherwise be skipped, so "positioned" means every
@@ -21,20 +29,51 @@ import org.apache.kafka.common.TopicPartition;
 public final class InboxPosition {
 
     private final Set<TopicPartition> positioned = new HashSet<>();
+    /** Where this process stopped reading a partition it no longer holds. */
+    private final Map<TopicPartition, Long> resumeAt = new HashMap<>();
     private volatile boolean anyPositioned;
 
-    /** Call from the rebalance listener's {@code onPartitionsAssigned}, on the consumer thread. */
-    public void onAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
-        consumer.seekToEnd(partitions);
+    /**
+     * Call from the rebalance listener's {@code onPartitionsAssigned}, on the consumer thread. Returns the partitions
+     * resumed where this process stopped reading them; the others start at the end.
+     */
+    public List<TopicPartition> onAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
+        List<TopicPartition> fresh = new ArrayList<>();
+        List<TopicPartition> resumed = new ArrayList<>();
+        for (TopicPartition partition : partitions) {
+            Long next = resumeAt.remove(partition);
+            if (next == null) {
+                fresh.add(partition);
+            } else {
+                consumer.seek(partition, next);
+                resumed.add(partition);
+            }
+        }
+        if (!fresh.isEmpty()) {
+            // An empty collection would mean every assigned partition, the resumed ones included.
+            consumer.seekToEnd(fresh);
+        }
         for (TopicPartition partition : partitions) {
             consumer.position(partition);
         }
         positioned.addAll(partitions);
         anyPositioned = !positioned.isEmpty();
+        return resumed;
     }
 
-    /** Call from {@code onPartitionsRevoked} and {@code onPartitionsLost}, on the consumer thread. */
-    public void onRemoved(Collection<TopicPartition> partitions) {
+    /**
+     * Call from {@code onPartitionsRevoked} and {@code onPartitionsLost}, on the consumer thread, before the consumer
+     * forgets its positions there. A position that is not known without asking the broker is not waited for: that
+     * partition, if it comes back, starts at the end.
+     */
+    public void onRemoved(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
+        for (TopicPartition partition : partitions) {
+            try {
+                resumeAt.put(partition, consumer.position(partition, Duration.ZERO));
+            } catch (RuntimeException e) {
+                resumeAt.remove(partition);
+            }
+        }
         positioned.removeAll(partitions);
         anyPositioned = !positioned.isEmpty();
     }

@@ -147,7 +147,7 @@ public final class EngineLoop implements InboxLoopLifecycle {
             nextSetupDoneNanos = now + setupDoneInterval.toNanos();
         }
         if (conductor.lostAt(now)) {
-            int dropped = engine.dropOrphans();
+            int dropped = engine.dropOrphans("the conductor was silent for " + conductor.lossTimeout());
             log.warn("conductor silent for {}: dropped its {} request(s) here", conductor.lossTimeout(), dropped);
         }
         if (engine.turn(now)) {
@@ -177,7 +177,7 @@ public final class EngineLoop implements InboxLoopLifecycle {
         log.debug("{} from {}", type.value(), received.stamp().sender());
         if (EntityId.CONDUCTOR.equals(received.stamp().sender())
                 && conductor.heard(received.stamp().incarnation(), System.nanoTime()) == ConductorWatch.Verdict.RESTARTED) {
-            int dropped = engine.dropOrphans();
+            int dropped = engine.dropOrphans("the conductor restarted");
             log.warn("conductor restarted (incarnation {}): dropped the {} request(s) its predecessor drove here",
                     received.stamp().incarnation(), dropped);
         }

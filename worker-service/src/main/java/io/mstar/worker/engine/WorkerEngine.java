@@ -159,6 +159,11 @@ public final class WorkerEngine {
         }
         String id = scoped.requestId();
         if (tombstones.contains(id)) {
+            if (message.body() instanceof DrainRequest) {
+                // Removed here already (say, dropped when its conductor went silent): nothing is read for it any more,
+                // and a conductor that still holds it waits for this answer.
+                reads.readsDone(id);
+            }
             dropLate(message);
             return;
         }
@@ -380,16 +385,22 @@ public final class WorkerEngine {
     /**
      * The conductor that drove every request here is gone (restarted, or silent past its loss timeout): nobody will
      * finish, drain or remove them, so they are removed now, their tensors freed and their ids tombstoned so late
-     * peer messages are dropped. Returns how many went.
+     * peer messages are dropped. The conductor is told all the same: one that was only cut off (a broker outage)
+     * still holds them, and would otherwise wait for their deadlines. Returns how many went.
      */
-    public int dropOrphans() {
+    public int dropOrphans(String why) {
         List<RequestState> orphans = List.copyOf(requests.values());
+        Map<String, String> errors = new LinkedHashMap<>();
         for (RequestState request : orphans) {
             if (inRunningBatch.contains(request.requestId)) {
                 deferredRemovals.put(request.requestId, "conductor_lost");
             } else {
                 remove(request, "conductor_lost");
             }
+            errors.put(request.requestId, self.value() + " dropped the request: " + why);
+        }
+        if (!errors.isEmpty()) {
+            outbox.toConductor(ConductorMessage.of(new FailRequests(errors)));
         }
         return orphans.size();
     }

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+
 import io.mstar.messaging.ControlClientSettings;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

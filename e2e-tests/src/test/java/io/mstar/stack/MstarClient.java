@@ -14,6 +14,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.Optional;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -169,7 +173,7 @@ final class MstarClient implements AutoCloseable {
 
         /** Reads to the end of the body, within {@code limit}; every chunk read so far, in order. */
         List<JsonNode> readAll(Duration limit) {
-            java.util.concurrent.CompletableFuture<Void> ended = new java.util.concurrent.CompletableFuture<>();
+            CompletableFuture<Void> ended = new CompletableFuture<>();
             Thread reading = new Thread(() -> {
                 try {
                     while (next().isPresent()) {
@@ -183,13 +187,13 @@ final class MstarClient implements AutoCloseable {
             reading.setDaemon(true);
             reading.start();
             try {
-                ended.get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
+                ended.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
                 close();
                 throw new AssertionError("the body of request " + response.headers().firstValue("Mstar-Request-Id").orElse("?")
                         + " did not end within " + limit.toMillis() + " ms; read " + chunksSoFar()
                         + " chunks, the last " + lastChunkType(), e);
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (ExecutionException e) {
                 throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

@@ -2,6 +2,9 @@ package io.mstar.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
+import java.util.function.Supplier;
+
 import org.junit.jupiter.api.Test;
 
 import io.micrometer.core.instrument.Counter;
@@ -31,17 +34,17 @@ class RegisteredMetersTests {
     void aKeptMeterIsRegisteredOnceAndRegisteredAgainAfterClose() {
         RegisteredMeters meters = new RegisteredMeters(registry);
         int[] registrations = {0};
-        java.util.function.Supplier<Counter> register = () -> {
+        Supplier<Counter> register = () -> {
             registrations[0]++;
             return Counter.builder("mstar.test.kept").tag("model", "m").register(registry);
         };
-        Counter first = meters.computeIfAbsent(java.util.List.of("kept", "m"), register);
-        assertThat(meters.<Counter>computeIfAbsent(java.util.List.of("kept", "m"), register)).isSameAs(first);
+        Counter first = meters.computeIfAbsent(List.of("kept", "m"), register);
+        assertThat(meters.<Counter>computeIfAbsent(List.of("kept", "m"), register)).isSameAs(first);
         assertThat(registrations[0]).isEqualTo(1);
         assertThat(meters.meters()).containsExactly(first);
 
         meters.close();
-        Counter again = meters.computeIfAbsent(java.util.List.of("kept", "m"), register);
+        Counter again = meters.computeIfAbsent(List.of("kept", "m"), register);
 
         assertThat(registrations[0]).as("a closed component keeps no removed meter").isEqualTo(2);
         assertThat(registry.getMeters()).containsExactly(again);

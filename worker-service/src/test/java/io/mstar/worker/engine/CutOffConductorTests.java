@@ -7,14 +7,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.InputSignals;
 import io.mstar.wire.WorkerGraphsDone;
+import io.mstar.wire.WorkerMessage;
 
 /**
  * What a worker does when its conductor might not hear from it: a pass report the broker refuses fails its request at
  * once, and requests it drops because the conductor went silent are reported as failed. Otherwise nothing would tell a
  * conductor that was only cut off (a broker restart), and those requests would wait for their deadlines.
  */
-class RefusedReportTests extends TwoWorkers {
+class CutOffConductorTests extends TwoWorkers {
 
     @Test
     void aRefusedReportFailsItsRequestAndEverythingIsFreed() throws Exception {
@@ -33,8 +35,8 @@ class RefusedReportTests extends TwoWorkers {
     @Test
     void requestsDroppedForASilentConductorAreReportedToIt() throws Exception {
         // Holds w1's decode signals so the request is still in flight when w0 gives up on its conductor.
-        broker.hold(s -> s.to().equals(CounterConductor.W1.value()) && s.message() instanceof io.mstar.wire.WorkerMessage m
-                && m.body() instanceof io.mstar.wire.InputSignals);
+        broker.hold(s -> s.to().equals(CounterConductor.W1.value()) && s.message() instanceof WorkerMessage m
+                && m.body() instanceof InputSignals);
         conductor.start("orphan-1", new int[] {1, 1}, 3, null);
         conductor.pumpUntil(() -> broker.heldCount() > 0, TIMEOUT);
 

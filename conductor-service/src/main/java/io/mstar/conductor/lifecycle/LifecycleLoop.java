@@ -94,12 +94,16 @@ public final class LifecycleLoop implements InboxLoopLifecycle {
         }
     }
 
-    /** Runs on the loop after each turn's commands: loss detection, deadlines, then the published snapshot. */
+    /**
+     * Runs on the loop after each turn's commands: loss detection, deadlines, the turn's output acks (after whatever
+     * the turn sent, so a transition's signals never queue behind them), then the published snapshot.
+     */
     private void tick(long now) {
         for (EntityId lost : registry.expire(now)) {
             requests.onWorkerGone(lost, ErrorType.WORKER_LOST, "was lost (no heartbeat within the loss timeout)");
         }
         requests.tick(now);
+        requests.flushAcks();
         snapshot = registry.snapshot(now);
     }
 

@@ -17,14 +17,16 @@ import io.mstar.conductor.output.TensorRendering;
 import io.mstar.conductor.tensors.ConductorTensors;
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.messaging.EntityId;
+import io.mstar.messaging.TensorAcks;
 import io.mstar.wire.ResultTensors;
 import io.mstar.wire.TensorReceived;
 import reactor.core.publisher.Sinks;
 
 /**
  * A request's outputs on their way to its client (docs/request-flow.md): reads each {@link ResultTensors} tensor from
- * the worker that holds it, acknowledges it with {@link TensorReceived}, renders it, and emits chunks to the client's
- * stream in each signal's loop order, timing the first and the following chunks.
+ * the worker that holds it, acknowledges it with {@link TensorReceived} (one per request and producer per loop turn,
+ * {@link TensorAcks}), renders it, and emits chunks to the client's stream in each signal's loop order, timing the
+ * first and the following chunks.
  *
  * <p>Owned by the lifecycle loop, like the {@link RequestLifecycle} that calls it and the {@link ActiveRequest}s it
  * writes: every method runs there, so nothing is locked. Reads complete on transport threads and come back through
@@ -58,6 +60,7 @@ final class OutputDelivery {
     private final RequestMeters meters;
     private final Consumer<Runnable> toLoop;
     private final StateMachine requests;
+    private final TensorAcks acks = new TensorAcks();
 
     OutputDelivery(WorkerOutbox outbox, ConductorTensors tensors, RequestMeters meters, Consumer<Runnable> toLoop,
             StateMachine requests) {
@@ -74,7 +77,7 @@ final class OutputDelivery {
      */
     void acknowledgeUnread(ResultTensors result) {
         for (TensorPointerInfo d : result.graphEdge().tensorInfo()) {
-            outbox.send(EntityId.parse(d.sourceEntity()), new TensorReceived(result.requestId(), Map.of(d.uuid(), 1), List.of()));
+            acks.landed(result.requestId(), EntityId.parse(d.sourceEntity()), d.uuid());
         }
     }
 
@@ -93,6 +96,16 @@ final class OutputDelivery {
             startRead(request, output, i);
         }
         deliverReady(request, output.signal);
+    }
+
+    /** Sends the acknowledgements owed since the last flush: the loop calls this when its turn ends. */
+    void flushAcks() {
+        acks.flush(outbox::send);
+    }
+
+    /** Sends what {@code requestId} owes now, so its acks go out ahead of its {@code RemoveRequest}. */
+    void flushAcks(String requestId) {
+        acks.flush(requestId, outbox::send);
     }
 
     /**
@@ -131,9 +144,9 @@ final class OutputDelivery {
         // new request, which this read is no part of: only the same request counts.
         ActiveRequest request = requests.live(reader) ? reader : null;
         if (error == null) {
-            outbox.send(producer, new TensorReceived(requestId, Map.of(d.uuid(), 1), List.of()));
+            acks.landed(requestId, producer, d.uuid());
         } else {
-            outbox.send(producer, new TensorReceived(requestId, Map.of(), List.of(d.uuid())));
+            acks.failed(requestId, producer, d.uuid());
         }
         if (request == null) {
             return;

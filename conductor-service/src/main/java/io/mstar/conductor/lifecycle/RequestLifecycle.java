@@ -513,6 +513,7 @@ public final class RequestLifecycle {
     }
 
     private void remove(ActiveRequest request) {
+        delivery.flushAcks(request.id());
         for (String worker : request.workers()) {
             outbox.send(EntityId.parse(worker), new RemoveRequest(request.id()));
         }
@@ -535,6 +536,12 @@ public final class RequestLifecycle {
     }
 
     // ---- time ----
+
+    /** Sends the output acknowledgements collected during the loop's turn; called by the loop at each turn's end. */
+    public void flushAcks() {
+        checkOwner();
+        delivery.flushAcks();
+    }
 
     /** Deadlines and drain timeouts at {@code nowNanos}; called by the loop every tick. */
     public void tick(long nowNanos) {

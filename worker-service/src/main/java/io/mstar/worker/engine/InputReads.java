@@ -12,15 +12,17 @@ import org.slf4j.LoggerFactory;
 import io.mstar.graph.GraphEdge;
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.messaging.EntityId;
+import io.mstar.messaging.TensorAcks;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.TensorReceived;
+import io.mstar.wire.WorkerMessage;
 
 /**
  * A pass's input tensors on their way into this worker (ARCHITECTURE §6, docs/request-flow.md): each is taken from
  * the local store or read from its producer, counted in flight on its request until it lands (what {@link ReadsDone}
- * waits for), acknowledged with {@link TensorReceived} through {@link ReadAcks}, and handed to its node.
+ * waits for), acknowledged with {@link TensorReceived} through {@link TensorAcks}, and handed to its node.
  *
  * <p>Owned by the engine loop, like the {@link WorkerEngine} that calls it and the {@link RequestState}s it counts
  * on: every method runs there, so nothing is locked. Reads complete on transport threads and come back through
@@ -56,7 +58,7 @@ final class InputReads {
     private final Outbox outbox;
     private final Consumer<Runnable> toLoop;
     private final StateMachine requests;
-    private final ReadAcks acks = new ReadAcks();
+    private final TensorAcks acks = new TensorAcks();
     private long landedAfterRemoval;
 
     InputReads(EntityId self, TensorLedger ledger, DataPlane data, Outbox outbox, Consumer<Runnable> toLoop,
@@ -126,10 +128,10 @@ final class InputReads {
             return; // removed meanwhile, bytes never stored: the producer freed its side in the same teardown
         }
         if (error != null) {
-            acks.failed(request.requestId, d);
+            owe(request.requestId, d, false);
             requests.fail(request, "reading tensor " + d.uuid() + " from " + d.sourceEntity() + " failed: " + error);
         } else {
-            acks.landed(request.requestId, d);
+            owe(request.requestId, d, true);
             if (request.schedulable()) {
                 try {
                     long uuid = ledger.storeReceived(request.requestId, d, bytes);
@@ -173,13 +175,26 @@ final class InputReads {
                 ledger.release(d.uuid(), 1);
             }
         } else {
-            acks.landed(requestId, d); // conductor inputs need none: it frees them at RemoveRequest
+            owe(requestId, d, true);
+        }
+    }
+
+    /** Only workers are acknowledged: the conductor frees its inputs at {@code RemoveRequest}. */
+    private void owe(String requestId, TensorPointerInfo d, boolean landed) {
+        EntityId producer = EntityId.parse(d.sourceEntity());
+        if (!producer.isWorker()) {
+            return;
+        }
+        if (landed) {
+            acks.landed(requestId, producer, d.uuid());
+        } else {
+            acks.failed(requestId, producer, d.uuid());
         }
     }
 
     /** Sends the acknowledgements collected since the last flush. */
     void flushAcks() {
-        acks.flush(outbox);
+        acks.flush((producer, message) -> outbox.toWorker(producer, WorkerMessage.of(message)));
     }
 
     /** Reads that landed after their request was removed, dropped unstored. */

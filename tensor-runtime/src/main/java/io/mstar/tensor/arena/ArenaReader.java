@@ -61,7 +61,7 @@ public final class ArenaReader implements AutoCloseable {
             throw new ArenaException(ArenaException.Reason.INVALID_ARGUMENT, "cannot copy " + nbytes + " bytes at "
                     + offset + " into " + destination.remaining() + " remaining");
         }
-        if (name.part().startsWith("seg")) {
+        if (isSegment(name)) {
             MappedByteBuffer map = segments.computeIfAbsent(fileName, this::mapReadOnly);
             if (offset + nbytes > map.capacity()) {
                 throw new ArenaException(ArenaException.Reason.INVALID_ARGUMENT,
@@ -73,6 +73,18 @@ public final class ArenaReader implements AutoCloseable {
         } else {
             readSpill(fileName, offset, nbytes, destination);
         }
+    }
+
+    /**
+     * Whether {@code fileName} names an arena segment, which is read through a cached mapping, rather than a spill
+     * file, which is opened and read for each copy.
+     */
+    public static boolean isSegment(String fileName) {
+        return fileName != null && ArenaFileName.parse(fileName).map(ArenaReader::isSegment).orElse(false);
+    }
+
+    private static boolean isSegment(ArenaFileName name) {
+        return name.part().startsWith("seg");
     }
 
     /** Drops the cached mapping of a segment (its producer went away). */

@@ -18,9 +18,15 @@ import java.util.Set;
  * @param ioThreads       HTTP client event-loop threads; default 2
  * @param readTimeout     longest silence from a producer before a read fails as retriable {@code IO};
  *                        default 30 s (a stalled producer must turn into an error, never a hang)
+ * @param inlineCopyMaxBytes arena reads of a mapped segment up to this size are copied on the calling thread;
+ *                        default {@value #DEFAULT_INLINE_COPY_MAX_BYTES}: such a copy takes a few microseconds, less
+ *                        than handing it to a copy thread and the completion back to the caller's loop. 0 sends
+ *                        every copy to the pool.
  */
 public record ReaderSettings(String role, Set<String> localHosts, Path arenaDirectory, SameHostPolicy sameHost,
-                             int copyThreads, int ioThreads, Duration readTimeout) {
+                             int copyThreads, int ioThreads, Duration readTimeout, int inlineCopyMaxBytes) {
+
+    public static final int DEFAULT_INLINE_COPY_MAX_BYTES = 64 * 1024;
 
     public ReaderSettings {
         Objects.requireNonNull(role, "role");
@@ -31,18 +37,27 @@ public record ReaderSettings(String role, Set<String> localHosts, Path arenaDire
         if (copyThreads < 1 || ioThreads < 1) {
             throw new IllegalArgumentException("copyThreads and ioThreads must be >= 1");
         }
+        if (inlineCopyMaxBytes < 0) {
+            throw new IllegalArgumentException("inlineCopyMaxBytes must be >= 0, was " + inlineCopyMaxBytes);
+        }
     }
 
     public static ReaderSettings defaults(String role, Set<String> localHosts) {
         return new ReaderSettings(role, localHosts, Path.of("/dev/shm"), SameHostPolicy.HOST_AND_FILE, 2, 2,
-                Duration.ofSeconds(30));
+                Duration.ofSeconds(30), DEFAULT_INLINE_COPY_MAX_BYTES);
     }
 
     public ReaderSettings withSameHost(SameHostPolicy policy) {
-        return new ReaderSettings(role, localHosts, arenaDirectory, policy, copyThreads, ioThreads, readTimeout);
+        return new ReaderSettings(role, localHosts, arenaDirectory, policy, copyThreads, ioThreads, readTimeout,
+                inlineCopyMaxBytes);
     }
 
     public ReaderSettings withArenaDirectory(Path directory) {
-        return new ReaderSettings(role, localHosts, directory, sameHost, copyThreads, ioThreads, readTimeout);
+        return new ReaderSettings(role, localHosts, directory, sameHost, copyThreads, ioThreads, readTimeout,
+                inlineCopyMaxBytes);
+    }
+
+    public ReaderSettings withInlineCopyMaxBytes(int maxBytes) {
+        return new ReaderSettings(role, localHosts, arenaDirectory, sameHost, copyThreads, ioThreads, readTimeout, maxBytes);
     }
 }

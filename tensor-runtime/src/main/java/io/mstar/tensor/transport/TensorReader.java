@@ -147,10 +147,18 @@ public final class TensorReader implements AutoCloseable {
 
     private CompletableFuture<ReadResult> readShm(TensorPointerInfo info, ByteBuffer window, long start) {
         meters.started(Transport.SHM);
-        return CompletableFuture.supplyAsync(() -> {
-            arena.read(info.shmSegment(), info.shmOffset() + info.offset(), (int) info.nbytes(), window.duplicate());
-            return new ReadResult(info.uuid(), info.nbytes(), Transport.SHM);
-        }, copyPool).handle((r, error) -> {
+        CompletableFuture<ReadResult> copied;
+        if (info.nbytes() <= settings.inlineCopyMaxBytes() && ArenaReader.isSegment(info.shmSegment())) {
+            // A small copy out of a mapping is done before a copy thread could even be woken.
+            try {
+                copied = CompletableFuture.completedFuture(copyShm(info, window));
+            } catch (RuntimeException e) {
+                copied = CompletableFuture.failedFuture(e);
+            }
+        } else {
+            copied = CompletableFuture.supplyAsync(() -> copyShm(info, window), copyPool);
+        }
+        return copied.handle((r, error) -> {
             if (error == null) {
                 meters.landed(Transport.SHM, info.nbytes(), System.nanoTime() - start);
                 return CompletableFuture.completedFuture(r);
@@ -162,6 +170,11 @@ public final class TensorReader implements AutoCloseable {
             }
             return CompletableFuture.<ReadResult>failedFuture(unwrap(error));
         }).thenCompose(f -> f);
+    }
+
+    private ReadResult copyShm(TensorPointerInfo info, ByteBuffer window) {
+        arena.read(info.shmSegment(), info.shmOffset() + info.offset(), (int) info.nbytes(), window.duplicate());
+        return new ReadResult(info.uuid(), info.nbytes(), Transport.SHM);
     }
 
     private CompletableFuture<ReadResult> readHttp(TensorPointerInfo info, ByteBuffer window, long start) {

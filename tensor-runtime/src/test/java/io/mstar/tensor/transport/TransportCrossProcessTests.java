@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -110,6 +111,22 @@ class TransportCrossProcessTests {
             assertThat(TestPattern.firstMismatch(dst, 201, 300_000)).isEqualTo(-1);
             assertThat(registry.get("mstar.worker.tensor.transfer.bytes").tag("transport", "shm").counter().count())
                     .isEqualTo(700_000.0);
+
+            // a small read is copied on the calling thread: done when read() returns
+            TensorPointerInfo small = descriptor(201, 4096, 12_345, placed[2], Long.parseLong(placed[3]));
+            ByteBuffer smallDst = ByteBuffer.allocateDirect(4096);
+            CompletableFuture<ReadResult> inline = reader.read("r-2", small, smallDst);
+            assertThat(inline).isDone();
+            assertThat(inline.get().transport()).isEqualTo(Transport.SHM);
+            assertThat(TestPattern.firstMismatch(smallDst, 201, 12_345)).isEqualTo(-1);
+            assertThat(registry.get("mstar.worker.tensor.transfer").tag("transport", "shm").timer().count()).isEqualTo(2);
+            assertThat(reader.takeReceived("r-2")).contains(new TensorReceived("r-2", Map.of(201L, 2), List.of()));
+
+            // an arena copy that fails (here: a placement past the segment's end) is retried over HTTP
+            TensorPointerInfo misplaced = descriptor(201, 4096, 8192, placed[2], 1L << 40);
+            ByteBuffer retriedDst = ByteBuffer.allocateDirect(4096);
+            assertThat(reader.read("r-2", misplaced, retriedDst).get(20, TimeUnit.SECONDS).transport()).isEqualTo(Transport.HTTP);
+            assertThat(TestPattern.firstMismatch(retriedDst, 201, 8192)).isEqualTo(-1);
 
             TensorPointerInfo elsewhere = new TensorPointerInfo(201, List.of(1L), List.of(1L), "uint8", 10, 0L, 0,
                     "10.1.2.3:7000", "worker-5", 1, 0, placed[2], 0L, null, null);

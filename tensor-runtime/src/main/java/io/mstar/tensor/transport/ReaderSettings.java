@@ -56,8 +56,4 @@ public record ReaderSettings(String role, Set<String> localHosts, Path arenaDire
         return new ReaderSettings(role, localHosts, directory, sameHost, copyThreads, ioThreads, readTimeout,
                 inlineCopyMaxBytes);
     }
-
-    public ReaderSettings withInlineCopyMaxBytes(int maxBytes) {
-        return new ReaderSettings(role, localHosts, arenaDirectory, sameHost, copyThreads, ioThreads, readTimeout, maxBytes);
-    }
 }

@@ -353,8 +353,19 @@ class CounterRequestLifecycleTests {
         });
         assertThat(chunks).hasSize(1);
         h.deliver(W0, new ReadsDone("r-5", "worker-0"));
-        h.deliver(W1, new ReadsDone("r-5", "worker-1"));
+        // an output acknowledged in the turn that removes the request: its ack goes out ahead of the RemoveRequest
+        ResultTensors last = h.result("r-5", "worker-1", "token", 1, 2, 11);
+        h.loop.askRequests(r -> {
+            r.onResultTensors(last, W1);
+            r.onReadsDone(new ReadsDone("r-5", "worker-1"));
+            return true;
+        }).block();
         h.awaitSent(RemoveRequest.class, 2, s -> true);
+        List<String> order = h.sent.stream().map(s -> s.body().getClass().getSimpleName())
+                .filter(type -> type.equals("TensorReceived") || type.equals("RemoveRequest")).toList();
+        assertThat(order).containsExactly("TensorReceived", "TensorReceived", "RemoveRequest", "RemoveRequest");
+        assertThat(((TensorReceived) h.sentOf(TensorReceived.class, s -> true).get(1).body()).successfulTensors())
+                .containsOnlyKeys(last.graphEdge().tensorInfo().get(0).uuid());
         assertThat(h.registry.get(RequestMeters.CANCELLATIONS).tag("reason", "deadline").counter().count()).isEqualTo(1.0);
         assertThat(h.liveInputs()).isZero();
     }

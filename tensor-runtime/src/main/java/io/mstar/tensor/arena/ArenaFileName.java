@@ -11,9 +11,10 @@ import java.util.Optional;
 record ArenaFileName(String entity, long pid, String incarnation, String part) {
 
     static final String PREFIX = "mstar";
+    private static final String SEGMENT_PART = "seg";
 
     static String segment(String entity, long pid, String incarnation, int index) {
-        return String.join(".", PREFIX, entity, Long.toString(pid), incarnation, "seg" + index);
+        return String.join(".", PREFIX, entity, Long.toString(pid), incarnation, SEGMENT_PART + index);
     }
 
     static String spill(String entity, long pid, String incarnation, long uuid) {
@@ -24,7 +25,7 @@ record ArenaFileName(String entity, long pid, String incarnation, String part) {
     static Optional<ArenaFileName> parse(String name) {
         String[] parts = name.split("\\.", -1);
         if (parts.length != 5 || !PREFIX.equals(parts[0]) || parts[1].isEmpty() || parts[3].isEmpty()
-                || !(parts[4].startsWith("seg") || parts[4].startsWith("spill-"))) {
+                || !(parts[4].startsWith(SEGMENT_PART) || parts[4].startsWith("spill-"))) {
             return Optional.empty();
         }
         try {
@@ -32,5 +33,18 @@ record ArenaFileName(String entity, long pid, String incarnation, String part) {
         } catch (NumberFormatException e) {
             return Optional.empty();
         }
+    }
+
+    /** A segment, read through a cached mapping; otherwise a spill file, opened for each read. */
+    boolean isSegment() {
+        return part.startsWith(SEGMENT_PART);
+    }
+
+    /**
+     * Whether {@code name}'s last part names a segment, without parsing the rest: a per-read check on a name the
+     * reader has already found valid and present.
+     */
+    static boolean namesSegment(String name) {
+        return name.startsWith(SEGMENT_PART, name.lastIndexOf('.') + 1);
     }
 }

@@ -61,7 +61,7 @@ public final class ArenaReader implements AutoCloseable {
             throw new ArenaException(ArenaException.Reason.INVALID_ARGUMENT, "cannot copy " + nbytes + " bytes at "
                     + offset + " into " + destination.remaining() + " remaining");
         }
-        if (isSegment(name)) {
+        if (name.isSegment()) {
             MappedByteBuffer map = segments.computeIfAbsent(fileName, this::mapReadOnly);
             if (offset + nbytes > map.capacity()) {
                 throw new ArenaException(ArenaException.Reason.INVALID_ARGUMENT,
@@ -76,15 +76,11 @@ public final class ArenaReader implements AutoCloseable {
     }
 
     /**
-     * Whether {@code fileName} names an arena segment, which is read through a cached mapping, rather than a spill
-     * file, which is opened and read for each copy.
+     * Whether {@code fileName}, an arena file name {@link #visible} accepted, names a segment, which is read through a
+     * cached mapping, rather than a spill file, which is opened and read for each copy. Looks at the last part only.
      */
     public static boolean isSegment(String fileName) {
-        return fileName != null && ArenaFileName.parse(fileName).map(ArenaReader::isSegment).orElse(false);
-    }
-
-    private static boolean isSegment(ArenaFileName name) {
-        return name.part().startsWith("seg");
+        return fileName != null && ArenaFileName.namesSegment(fileName);
     }
 
     /** Drops the cached mapping of a segment (its producer went away). */

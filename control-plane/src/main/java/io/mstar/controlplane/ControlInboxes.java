@@ -76,7 +76,10 @@ public final class ControlInboxes {
         properties.setAckMode(ContainerProperties.AckMode.TIME);
         properties.setAckTime(ControlClientSettings.CONSUMER_COMMIT_INTERVAL_MS);
         properties.setSyncCommits(false);
-        properties.setMessageListener(listener);
+        properties.setMessageListener((MessageListener<String, M>) record -> {
+            listener.onMessage(record);
+            position.handled(record);
+        });
         properties.setListenerTaskExecutor(new SimpleAsyncTaskExecutor("mstar-" + identity.self().value() + "-inbox-"));
         properties.setConsumerRebalanceListener(new ConsumerAwareRebalanceListener() {
             @Override
@@ -92,12 +95,12 @@ public final class ControlInboxes {
 
             @Override
             public void onPartitionsRevokedAfterCommit(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
-                position.onRemoved(consumer, partitions);
+                position.onRemoved(partitions);
             }
 
             @Override
             public void onPartitionsLost(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
-                position.onRemoved(consumer, partitions);
+                position.onRemoved(partitions);
             }
         });
         ConcurrentMessageListenerContainer<String, M> container = new ConcurrentMessageListenerContainer<>(consumerFactory,
@@ -116,6 +119,7 @@ public final class ControlInboxes {
         return new DefaultErrorHandler((record, failure) -> {
             DeadLetterReason reason = ControlRecordRejectedException.reasonOf(failure);
             publisher.accept(record, failure);
+            position.handled(record);
             meters.deadLettered(reason);
             log.warn("dead-lettered {}-{}@{} from {}: {} ({})", record.topic(), record.partition(), record.offset(),
                     ControlHeaders.text(record.headers(), ControlHeaders.SENDER), reason.value(), rootMessage(failure));

@@ -13,6 +13,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -54,23 +55,55 @@ class InboxPositionTests {
         try (KafkaProducer<String, String> producer = producer();
                 KafkaConsumer<String, String> consumer = consumer("group-a")) {
             send(producer, topic, "before-start");
-            consumer.subscribe(List.of(topic), listener(consumer, position, rebalances));
-            Instant deadline = Instant.now().plus(TIMEOUT);
-            while (!position.isPositioned()) {
-                assertThat(Instant.now()).as("assigned in time").isBefore(deadline);
-                consumer.poll(Duration.ofMillis(100));
-            }
+            subscribeAndAwaitPosition(consumer, topic, position, rebalances);
             send(producer, topic, "first");
-            assertThat(pollUntil(consumer, 1)).containsExactly("first");
+            assertThat(values(pollUntil(consumer, position, 1))).containsExactly("first");
 
             // A rebalance takes the partition away and gives it back on the next poll; what is sent before it runs
             // must still be read, as a broker restart's rebalance must not lose the other services' messages.
             consumer.enforceRebalance();
             send(producer, topic, "during-1");
             send(producer, topic, "during-2");
-            assertThat(pollUntil(consumer, 2)).containsExactly("during-1", "during-2");
+            assertThat(values(pollUntil(consumer, position, 2))).containsExactly("during-1", "during-2");
             assertThat(rebalances).containsExactly("assigned", "revoked", "resumed");
             assertThat(position.isPositioned()).isTrue();
+        }
+    }
+
+    /**
+     * After a broker restart the consumer holds its position unvalidated (a new leader epoch) until the broker
+     * answers; a rebalance in that window once made the partition start at the end again, skipping what was sent
+     * meanwhile. A seek carrying a leader epoch puts the position in the same state.
+     */
+    @Test
+    void aPartitionTakenAwayWhileItsPositionAwaitsValidationStillResumesWhereReadingStopped() {
+        String topic = "inbox-b";
+        InboxPosition position = new InboxPosition();
+        List<String> rebalances = new ArrayList<>();
+        try (KafkaProducer<String, String> producer = producer();
+                KafkaConsumer<String, String> consumer = consumer("group-b")) {
+            subscribeAndAwaitPosition(consumer, topic, position, rebalances);
+            send(producer, topic, "first");
+            ConsumerRecord<String, String> first = pollUntil(consumer, position, 1).get(0);
+            assertThat(first.leaderEpoch()).as("a KRaft broker stamps the leader epoch").isPresent();
+
+            TopicPartition partition = new TopicPartition(topic, first.partition());
+            consumer.seek(partition, new OffsetAndMetadata(first.offset() + 1, first.leaderEpoch(), ""));
+            consumer.enforceRebalance();
+            send(producer, topic, "during-1");
+            send(producer, topic, "during-2");
+            assertThat(values(pollUntil(consumer, position, 2))).containsExactly("during-1", "during-2");
+            assertThat(rebalances).containsExactly("assigned", "revoked", "resumed");
+        }
+    }
+
+    private static void subscribeAndAwaitPosition(KafkaConsumer<String, String> consumer, String topic,
+            InboxPosition position, List<String> rebalances) {
+        consumer.subscribe(List.of(topic), listener(consumer, position, rebalances));
+        Instant deadline = Instant.now().plus(TIMEOUT);
+        while (!position.isPositioned()) {
+            assertThat(Instant.now()).as("assigned in time").isBefore(deadline);
+            consumer.poll(Duration.ofMillis(100));
         }
     }
 
@@ -81,7 +114,7 @@ class InboxPositionTests {
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                 if (!partitions.isEmpty()) {
                     rebalances.add("revoked");
-                    position.onRemoved(consumer, partitions);
+                    position.onRemoved(partitions);
                 }
             }
 
@@ -94,15 +127,22 @@ class InboxPositionTests {
         };
     }
 
-    private static List<String> pollUntil(KafkaConsumer<String, String> consumer, int count) {
-        List<String> values = new ArrayList<>();
+    /** Polls as the inbox does: every record handed on is reported to {@code position}. */
+    private static List<ConsumerRecord<String, String>> pollUntil(KafkaConsumer<String, String> consumer,
+            InboxPosition position, int count) {
+        List<ConsumerRecord<String, String>> records = new ArrayList<>();
         Instant deadline = Instant.now().plus(TIMEOUT);
-        while (values.size() < count && Instant.now().isBefore(deadline)) {
+        while (records.size() < count && Instant.now().isBefore(deadline)) {
             for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(100))) {
-                values.add(record.value());
+                records.add(record);
+                position.handled(record);
             }
         }
-        return values;
+        return records;
+    }
+
+    private static List<String> values(List<ConsumerRecord<String, String>> records) {
+        return records.stream().map(ConsumerRecord::value).toList();
     }
 
     private static void send(KafkaProducer<String, String> producer, String topic, String value) {

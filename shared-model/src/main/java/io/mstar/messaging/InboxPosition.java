@@ -1,6 +1,5 @@
 package io.mstar.messaging;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -10,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -18,6 +18,11 @@ import org.apache.kafka.common.TopicPartition;
  * and given back to the same process (a rebalance after a broker restart, say) resumes where this process stopped
  * reading it: seeking to the end there skipped whatever the other services had sent meanwhile, and a request whose
  * message was among them waited for its deadline.
+ *
+ * <p>Where reading stopped is tracked here, from the records the inbox handled, rather than asked of the consumer when
+ * the partition goes: after a broker restart the consumer holds its position unvalidated (a new leader epoch) until the
+ * broker answers, and a rebalance in that window made {@code position()} fail, so the partition started at the end
+ * again.
  *
  * <p>The seek is resolved at once with {@code position()}: Kafka's {@code seekToEnd} is lazy, and a record
  * produced between the assignment and the first fetch would otherwise be skipped, so "positioned" means every
@@ -29,6 +34,8 @@ import org.apache.kafka.common.TopicPartition;
 public final class InboxPosition {
 
     private final Set<TopicPartition> positioned = new HashSet<>();
+    /** Where reading goes on in each partition held: the position at assignment, then past each record handled. */
+    private final Map<TopicPartition, Long> next = new HashMap<>();
     /** Where this process stopped reading a partition it no longer holds. */
     private final Map<TopicPartition, Long> resumeAt = new HashMap<>();
     private volatile boolean anyPositioned;
@@ -54,7 +61,7 @@ public final class InboxPosition {
             consumer.seekToEnd(fresh);
         }
         for (TopicPartition partition : partitions) {
-            consumer.position(partition);
+            next.put(partition, consumer.position(partition));
         }
         positioned.addAll(partitions);
         anyPositioned = !positioned.isEmpty();
@@ -62,16 +69,19 @@ public final class InboxPosition {
     }
 
     /**
-     * Call from {@code onPartitionsRevoked} and {@code onPartitionsLost}, on the consumer thread, before the consumer
-     * forgets its positions there. A position that is not known without asking the broker is not waited for: that
-     * partition, if it comes back, starts at the end.
+     * Call for every record the inbox is done with, handed on or dead-lettered, on the consumer thread: the partition
+     * resumes after it.
      */
-    public void onRemoved(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
+    public void handled(ConsumerRecord<?, ?> record) {
+        next.merge(new TopicPartition(record.topic(), record.partition()), record.offset() + 1, Math::max);
+    }
+
+    /** Call from {@code onPartitionsRevoked} and {@code onPartitionsLost}, on the consumer thread. */
+    public void onRemoved(Collection<TopicPartition> partitions) {
         for (TopicPartition partition : partitions) {
-            try {
-                resumeAt.put(partition, consumer.position(partition, Duration.ZERO));
-            } catch (RuntimeException e) {
-                resumeAt.remove(partition);
+            Long at = next.remove(partition);
+            if (at != null) {
+                resumeAt.put(partition, at);
             }
         }
         positioned.removeAll(partitions);

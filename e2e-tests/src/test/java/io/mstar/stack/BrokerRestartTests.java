@@ -24,8 +24,8 @@ import tools.jackson.databind.JsonNode;
 class BrokerRestartTests {
 
     private static final int IN_FLIGHT = 6;
-    private static final Set<String> OUTAGE_ERRORS = Set.of("worker_lost", "worker_failed", "no_ready_workers",
-            "deadline_exceeded", "internal");
+    private static final Set<String> OUTAGE_ERRORS = Set.of("worker_lost", "worker_failed", "message_not_delivered",
+            "no_ready_workers", "deadline_exceeded", "internal");
 
     @RegisterExtension
     static final LocalStackExtension STACK = LocalStackExtension.withWorkers(2);

@@ -20,6 +20,7 @@ public enum ErrorType {
     WORKER_LOST("worker_lost", 502, "Worker lost"),
     WORKER_FAILED("worker_failed", 502, "Worker failed the request"),
     OUTPUT_READ_FAILED("output_read_failed", 502, "Output read failed"),
+    MESSAGE_NOT_DELIVERED("message_not_delivered", 503, "Control message not delivered"),
     MODEL_ERROR("model_error", 500, "Model error"),
     REQUEST_ABORTED("request_aborted", 409, "Request aborted"),
     DEADLINE_EXCEEDED("deadline_exceeded", 504, "Deadline exceeded"),

@@ -45,6 +45,8 @@ import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.ResultTensors;
 import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerGraphsDone;
+import io.mstar.wire.WorkerMessage;
+import io.mstar.wire.WorkerMessageBody;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 
@@ -236,7 +238,7 @@ public final class RequestLifecycle {
                     partitionWorkers.addAll(placement.get(wg));
                 }
                 for (String worker : partitionWorkers) {
-                    outbox.send(EntityId.parse(worker), new NewRequest(request.id(), partitionWgs, placement,
+                    send(request, worker, new NewRequest(request.id(), partitionWgs, placement,
                             shares.getOrDefault(worker, List.of()), info));
                 }
             }
@@ -333,7 +335,7 @@ public final class RequestLifecycle {
             // given no inputs at all is announced to each of its workers, so its pass can start.
             Set<String> targets = shares.isEmpty() ? PassRouting.workersOfWalk(request, next.walk()) : shares.keySet();
             for (String worker : targets) {
-                outbox.send(EntityId.parse(worker), new InputSignals(request.id(),
+                send(request, worker, new InputSignals(request.id(),
                         shares.getOrDefault(worker, List.of()), info, run.name, null));
             }
             meters.transition(request.submission.model(), next.walk(), Duration.ofNanos(System.nanoTime() - arrivedNanos));
@@ -357,7 +359,7 @@ public final class RequestLifecycle {
             }
             CurrentForwardPassInfo info = PassRouting.passInfo(request, run);
             for (String worker : PassRouting.workersOfWalk(request, run.step.walk())) {
-                outbox.send(EntityId.parse(worker), new InputSignals(request.id(), List.of(), info, consumer, Set.of(producer.name)));
+                send(request, worker, new InputSignals(request.id(), List.of(), info, consumer, Set.of(producer.name)));
             }
         }
     }
@@ -365,7 +367,25 @@ public final class RequestLifecycle {
     /** {@code UnpersistTensors(uuid -> hand-out count)} to each producer of {@code descriptors}. */
     private void unpersist(ActiveRequest request, List<TensorPointerInfo> descriptors) {
         PassRouting.settleHandOuts(request, descriptors).forEach((producer, counts) ->
-                outbox.send(EntityId.parse(producer), new UnpersistTensors(request.id(), counts)));
+                send(request, producer, new UnpersistTensors(request.id(), counts)));
+    }
+
+    /**
+     * Sends a message that moves a running request on. One the broker refuses (the producer gave up on it) fails the
+     * request at once: nothing else would tell the conductor that it was lost, and the request would wait for its
+     * deadline. Teardown messages go without this: the drain timeout bounds them.
+     */
+    private void send(ActiveRequest request, String worker, WorkerMessageBody body) {
+        outbox.send(EntityId.parse(worker), body).whenComplete((sent, error) -> {
+            if (error != null) {
+                toLoop.accept(() -> {
+                    if (requests.get(request.id()) == request && request.state == RequestState.RUNNING) {
+                        fail(request, ErrorType.MESSAGE_NOT_DELIVERED, WorkerMessage.of(body).messageType().value()
+                                + " to " + worker + " was refused: " + error);
+                    }
+                });
+            }
+        });
     }
 
     // ---- outputs (delivered by OutputDelivery) ----

@@ -1,5 +1,7 @@
 package io.mstar.conductor.lifecycle;
 
+import java.util.concurrent.CompletableFuture;
+
 import io.mstar.messaging.EntityId;
 import io.mstar.wire.WorkerMessageBody;
 
@@ -11,5 +13,6 @@ import io.mstar.wire.WorkerMessageBody;
 @FunctionalInterface
 public interface WorkerOutbox {
 
-    void send(EntityId worker, WorkerMessageBody body);
+    /** Completes when the broker has the message, or exceptionally when it refused it; never throws. */
+    CompletableFuture<?> send(EntityId worker, WorkerMessageBody body);
 }

@@ -58,7 +58,7 @@ class ConductorMessagingConfiguration {
         return meters;
     }
 
-    /** The lifecycle's outbox: a failed send is logged; the request's deadline or drain timeout turns it into an error. */
+    /** The lifecycle's outbox: a refused send is logged here; the lifecycle fails a running request whose send it was. */
     @Bean
     WorkerOutbox workerOutbox(ControlPlaneSender sender) {
         return (worker, body) -> sender.sendToWorker(worker, WorkerMessage.of(body)).whenComplete((metadata, error) -> {

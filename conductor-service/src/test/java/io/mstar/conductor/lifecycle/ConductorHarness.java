@@ -12,7 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -58,6 +60,8 @@ final class ConductorHarness implements AutoCloseable {
     final DeploymentConfig config;
     final List<WorkerGraph> workerGraphs;
     final List<Sent> sent = new CopyOnWriteArrayList<>();
+    /** Sends the "broker" refuses, as a producer that gave up on them; they are still recorded in {@link #sent}. */
+    volatile Predicate<Sent> refused = s -> false;
     final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     final HostDevice conductorDevice = new HostDevice();
     final ServedTensors conductorServed = new ServedTensors();
@@ -88,12 +92,20 @@ final class ConductorHarness implements AutoCloseable {
         tensors = new ConductorTensors(conductorDevice, conductorServed, reader,
                 TensorUuids.forEntity(EntityId.CONDUCTOR.value()), conductorServer.sessionId());
         RequestMeters requestMeters = new RequestMeters(registry);
-        requests = new RequestLifecycle(config, ConductorPolicies.builtIn(), (w, b) -> sent.add(new Sent(w, b)),
-                tensors, requestMeters, drainTimeout, Clock.systemUTC());
+        requests = new RequestLifecycle(config, ConductorPolicies.builtIn(), this::send, tensors, requestMeters,
+                drainTimeout, Clock.systemUTC());
         List<EntityId> workers = config.workerOrdinals().stream().map(EntityId::worker).toList();
         loop = new LifecycleLoop(new WorkerRegistry(workers, lossTimeout,
                 new WorkerRegistryMeters(registry, workers)), requests, requestMeters);
         loop.start();
+    }
+
+    private CompletableFuture<?> send(EntityId worker, WorkerMessageBody body) {
+        Sent s = new Sent(worker, body);
+        sent.add(s);
+        return refused.test(s)
+                ? CompletableFuture.failedFuture(new TimeoutException("Expiring 1 record(s): delivery timeout"))
+                : CompletableFuture.completedFuture(null);
     }
 
     static ConductorHarness counter() throws Exception {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 
@@ -23,7 +24,10 @@ class ConductorHeartbeatsTests {
         List<Sent> sent = new CopyOnWriteArrayList<>();
         List<EntityId> workers = List.of(EntityId.worker(0), EntityId.worker(1));
         ConductorHeartbeats heartbeats = new ConductorHeartbeats(workers, Duration.ofMillis(50),
-                (w, b) -> sent.add(new Sent(w, b, Thread.currentThread().getName())));
+                (w, b) -> {
+                    sent.add(new Sent(w, b, Thread.currentThread().getName()));
+                    return CompletableFuture.completedFuture(null);
+                });
         heartbeats.start();
         try {
             await().atMost(Duration.ofSeconds(5)).until(() -> sent.size() >= 6);

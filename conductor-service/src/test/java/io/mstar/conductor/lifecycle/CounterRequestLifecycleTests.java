@@ -199,6 +199,24 @@ class CounterRequestLifecycleTests {
     }
 
     @Test
+    void aMessageTheBrokerRefusesFailsItsRunningRequestAtOnceAndTheRequestIsTornDown() {
+        List<Chunk> chunks = new CopyOnWriteArrayList<>();
+        h.refused = s -> s.body() instanceof NewRequest && s.worker().equals(W1);
+        h.submit(ConductorHarness.counterRequest("r-refused", 5, Map.of(), 4), chunks);
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> chunks.size() == 1);
+        assertThat(chunks.get(0).type()).isEqualTo(Chunk.ERROR);
+        assertThat(chunks.get(0).error().errorType()).isEqualTo(ErrorType.MESSAGE_NOT_DELIVERED.value());
+        assertThat(chunks.get(0).error().detail()).contains("new_request", "worker-1", "delivery timeout");
+        h.awaitSent(DrainRequest.class, 2, s -> true);
+        h.deliver(W0, new ReadsDone("r-refused", "worker-0"));
+        h.deliver(W1, new ReadsDone("r-refused", "worker-1"));
+        h.awaitSent(RemoveRequest.class, 2, s -> true);
+        assertThat(chunks).as("one terminal chunk, however many sends were refused").hasSize(1);
+        assertThat(h.liveInputs()).isZero();
+    }
+
+    @Test
     void aRestartedWorkerFailsItsRequestsWithWorkerLostAndTheOtherWorkerIsStillDrained() {
         List<Chunk> chunks = new CopyOnWriteArrayList<>();
         h.submit(ConductorHarness.counterRequest("r-3", 5, Map.of(), 4), chunks);

@@ -35,6 +35,7 @@ class OpenAiErrorTests {
                 Map.entry(ErrorType.WORKER_LOST, "server_error"),
                 Map.entry(ErrorType.WORKER_FAILED, "server_error"),
                 Map.entry(ErrorType.OUTPUT_READ_FAILED, "server_error"),
+                Map.entry(ErrorType.MESSAGE_NOT_DELIVERED, "server_error"),
                 Map.entry(ErrorType.MODEL_ERROR, "server_error"),
                 Map.entry(ErrorType.DEADLINE_EXCEEDED, "server_error"),
                 Map.entry(ErrorType.ADMIN_DISABLED, "server_error"),

@@ -246,6 +246,7 @@ final class BodyDecoding {
         GraphEdge edge = null;
         NestedLoopIndices indices = null;
         Map<String, String> metadata = null;
+        List<String> inlineData = null;
         String f;
         while ((f = r.nextField()) != null) {
             switch (f) {
@@ -254,11 +255,12 @@ final class BodyDecoding {
                 case "graph_edge": edge = ModelDecoding.graphEdge(r); break;
                 case "loop_indices": indices = ModelDecoding.nestedLoopIndices(r); break;
                 case "metadata": metadata = r.object(WireReader::string); break;
+                case "inline_data": inlineData = r.list(WireReader::string); break;
                 default: r.skip();
             }
         }
         return new ResultTensors(r.required(rid, "request_id"), r.required(modality, "modality"),
-                r.required(edge, "graph_edge"), r.required(indices, "loop_indices"), metadata);
+                r.required(edge, "graph_edge"), r.required(indices, "loop_indices"), metadata, inlineData);
     }
 
     static StopLoops stopLoops(WireReader r) {

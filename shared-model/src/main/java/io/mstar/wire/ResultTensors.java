@@ -3,6 +3,7 @@ package io.mstar.wire;
 import io.mstar.graph.GraphEdge;
 import io.mstar.graph.NestedLoopIndices;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -21,13 +22,18 @@ import java.util.Objects;
  * @param graphEdge   the emitted edge, with its descriptors
  * @param loopIndices the loop position that produced it; orders a signal's emissions
  * @param metadata    string-valued extras for the client chunk; default empty
+ * @param inlineData  the bytes of each described tensor, base64, in descriptor order; empty (the default) when the
+ *                    conductor reads them through the tensor transport. A producer inlines a token-sized output and
+ *                    keeps no copy, so the conductor neither reads nor acknowledges it: one read and one ack fewer
+ *                    per emission, the bulk of a decode loop's side traffic.
  */
 public record ResultTensors(
         String requestId,
         String modality,
         GraphEdge graphEdge,
         NestedLoopIndices loopIndices,
-        Map<String, String> metadata) implements ConductorMessageBody, RequestScoped {
+        Map<String, String> metadata,
+        List<String> inlineData) implements ConductorMessageBody, RequestScoped {
 
     public ResultTensors {
         Objects.requireNonNull(requestId, "request_id");
@@ -35,5 +41,21 @@ public record ResultTensors(
         Objects.requireNonNull(graphEdge, "graph_edge");
         Objects.requireNonNull(loopIndices, "loop_indices");
         metadata = Canonical.optionalMap(metadata, "metadata");
+        inlineData = Canonical.optionalList(inlineData);
+        if (!inlineData.isEmpty() && inlineData.size() != graphEdge.tensorInfo().size()) {
+            throw new IllegalArgumentException("inline_data has " + inlineData.size() + " entries for "
+                    + graphEdge.tensorInfo().size() + " tensors");
+        }
+    }
+
+    /** Outputs the conductor reads through the tensor transport. */
+    public ResultTensors(String requestId, String modality, GraphEdge graphEdge, NestedLoopIndices loopIndices,
+            Map<String, String> metadata) {
+        this(requestId, modality, graphEdge, loopIndices, metadata, List.of());
+    }
+
+    /** Whether the tensors' bytes travel in this message. */
+    public boolean inline() {
+        return !inlineData.isEmpty();
     }
 }

@@ -97,6 +97,8 @@ final class WireEncoder {
             nestedLoopIndices(b.loopIndices());
             g.writeName("metadata");
             object(b.metadata(), g::writeString);
+            g.writeName("inline_data");
+            strings(b.inlineData());
         } else if (body instanceof SetupDone) {
             str("worker_id", ((SetupDone) body).workerId());
         } else {

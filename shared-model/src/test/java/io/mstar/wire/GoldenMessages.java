@@ -34,6 +34,12 @@ final class GoldenMessages {
                 "mstar-arena-1", 1_048_576L, node, "prefill");
     }
 
+    static TensorPointerInfo smallTensor(long uuid) {
+        return new TensorPointerInfo(uuid, List.of(1L, 2L), List.of(2L, 1L), "bfloat16", 4L,
+                140_230_465_536L, 4096L, "worker-1.mstar.svc:7301", "worker-1", 2, 1,
+                "mstar-arena-1", 1_048_576L, "llm", "decode");
+    }
+
     static NestedLoopIndices loopIndices() {
         return new NestedLoopIndices(List.of("decode_loop", "codec_loop"),
                 Map.of("decode_loop", 17, "codec_loop", 3), 42);
@@ -105,8 +111,11 @@ final class GoldenMessages {
                 Map.of("image", List.of(Map.of("width", 1024L, "height", 768L, "format", "png"))),
                 kwargs));
         put(m, new ReadsDone("req-7f3a", "worker-3"));
-        put(m, new ResultTensors("req-7f3a", "audio", edge(), loopIndices(),
-                Map.of("sample_rate", "24000", "format", "pcm_s16le")));
+        // Token-sized tensors, so their bytes travel inline (two bfloat16 values each).
+        GraphEdge small = edge().toBuilder().tensorInfo(List.of(
+                smallTensor(-9_000_000_000_000_000_001L), smallTensor(72_057_594_037_927_937L))).build();
+        put(m, new ResultTensors("req-7f3a", "audio", small, loopIndices(),
+                Map.of("sample_rate", "24000", "format", "pcm_s16le"), List.of("AACAPw==", "AAAAwA==")));
         put(m, new SetupDone("worker-3"));
         Map<NodeAndGraphWalk, GraphTiming> timings = new LinkedHashMap<>();
         GraphTiming t1 = new GraphTiming("llm", "decode", 128, 1.5, 1.25, 0.125, 0.0625);

@@ -187,6 +187,14 @@ class MalformedInputTests {
     }
 
     @Test
+    void inlineDataForAnotherNumberOfTensorsIsAnInvalidValue() {
+        assertFailure(conductorFailure("{\"message_type\": \"result_tensors\", \"body\": {\"request_id\": \"r\","
+                + " \"modality\": \"text\", \"graph_edge\": {\"next_node\": \"emit_to_client\", \"name\": \"token\","
+                + " \"tensor_info\": []}, \"loop_indices\": {\"loop_name_order\": [], \"loop_indices\": {},"
+                + " \"wg_fwd_pass_idx\": 0}, \"inline_data\": [\"AAAAAA==\"]}}"), Reason.INVALID_VALUE, "$.body");
+    }
+
+    @Test
     void aMalformedPairIsAnInvalidValue() {
         assertFailure(workerFailure("{\"message_type\": \"unpersist\", \"body\": {\"request_id\": \"r\","
                 + " \"uuid_to_ref_count\": [[1, 2, 3]]}}"), Reason.INVALID_VALUE, "$.body.uuid_to_ref_count[0]");

@@ -14,6 +14,7 @@ import io.mstar.request.PublishedSequence;
 import io.mstar.request.SamplingConfig;
 
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -88,7 +89,18 @@ final class RandomMessages {
                 return new NewRequestConductor(str(), strMap(() -> list(this::tensor, 3), 3), list(this::str, 3),
                         list(this::str, 3), strMap(() -> list(() -> jsonObject(2), 3), 3), jsonObject(3));
             case READS_DONE: return new ReadsDone(str(), str());
-            case RESULT_TENSORS: return new ResultTensors(str(), str(), edge(), loops(), strMap(this::str, 3));
+            case RESULT_TENSORS: {
+                GraphEdge edge = edge();
+                List<String> inline = new ArrayList<>();
+                if (rnd.nextBoolean()) {
+                    for (int i = 0; i < edge.tensorInfo().size(); i++) {
+                        byte[] bytes = new byte[rnd.nextInt(64)];
+                        rnd.nextBytes(bytes);
+                        inline.add(Base64.getEncoder().encodeToString(bytes));
+                    }
+                }
+                return new ResultTensors(str(), str(), edge, loops(), strMap(this::str, 3), inline);
+            }
             case SETUP_DONE: return new SetupDone(str());
             case WORKER_GRAPHS_DONE: {
                 Map<NodeAndGraphWalk, GraphTiming> timings = new HashMap<>();

@@ -3,6 +3,7 @@ package io.mstar.conductor.lifecycle;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +26,7 @@ import reactor.core.publisher.Sinks;
 /**
  * A request's outputs on their way to its client (docs/request-flow.md): reads each {@link ResultTensors} tensor from
  * the worker that holds it, acknowledges it with {@link TensorReceived} (one per request and producer per loop turn,
- * {@link TensorAcks}), renders it, and emits chunks to the client's stream in each signal's loop order, timing the
+ * {@link TensorAcks}), or takes its bytes from the message when they came inline, renders it, and emits chunks to the client's stream in each signal's loop order, timing the
  * first and the following chunks.
  *
  * <p>Owned by the lifecycle loop, like the {@link RequestLifecycle} that calls it and the {@link ActiveRequest}s it
@@ -73,9 +74,12 @@ final class OutputDelivery {
 
     /**
      * Outputs for a request that is not running: nobody will read them, so they are acknowledged unread and the
-     * producer's counts still reach zero.
+     * producer's counts still reach zero. Inline outputs have nothing to acknowledge.
      */
     void acknowledgeUnread(ResultTensors result) {
+        if (result.inline()) {
+            return;
+        }
         for (TensorPointerInfo d : result.graphEdge().tensorInfo()) {
             acks.landed(result.requestId(), EntityId.parse(d.sourceEntity()), d.uuid());
         }
@@ -93,9 +97,39 @@ final class OutputDelivery {
         }
         pending.add(at, output);
         for (int i = 0; i < descriptors.size(); i++) {
-            startRead(request, output, i);
+            if (result.inline()) {
+                if (!landInline(request, output, i, result.inlineData().get(i))) {
+                    return;
+                }
+            } else {
+                startRead(request, output, i);
+            }
         }
         deliverReady(request, output.signal);
+        requests.maybeFinish(request);
+    }
+
+    /**
+     * An output whose bytes came in its message: nothing to read, and nothing to acknowledge, since its producer kept
+     * no copy. Bytes that do not match their descriptor fail the request, as a failed read would.
+     */
+    private boolean landInline(ActiveRequest request, ActiveRequest.PendingOutput output, int index, String base64) {
+        TensorPointerInfo d = output.tensors.get(index);
+        byte[] bytes;
+        try {
+            bytes = Base64.getDecoder().decode(base64);
+        } catch (IllegalArgumentException e) {
+            bytes = null;
+        }
+        if (bytes == null || bytes.length != d.nbytes()) {
+            requests.fail(request, ErrorType.OUTPUT_READ_FAILED, "output '" + output.signal + "' tensor " + d.uuid()
+                    + " from " + d.sourceEntity() + " came with " + (bytes == null ? "malformed base64" : bytes.length
+                    + " bytes") + " for its " + d.nbytes());
+            return false;
+        }
+        output.data.set(index, TensorRendering.render(d.dtype(), ByteBuffer.wrap(bytes)));
+        output.readsLeft--;
+        return true;
     }
 
     /** Sends the acknowledgements owed since the last flush: the loop calls this when its turn ends. */

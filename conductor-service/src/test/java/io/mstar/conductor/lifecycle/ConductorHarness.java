@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -162,9 +163,25 @@ final class ConductorHarness implements AutoCloseable {
     }
 
     ResultTensors result(String requestId, String signal, int fwd, int iteration, TensorPointerInfo tensor) {
+        return result(requestId, signal, fwd, iteration, tensor, List.of());
+    }
+
+    /** An output whose bytes travel in its message, as a worker sends a token-sized one; nothing is published. */
+    ResultTensors inlineResult(String requestId, String producer, String signal, int fwd, int iteration, int... values) {
+        ByteBuffer b = ByteBuffer.allocate(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (int v : values) {
+            b.putInt(v);
+        }
+        TensorPointerInfo tensor = new TensorPointerInfo(workerUuids.next(), List.of((long) values.length), List.of(1L),
+                "int32", 4L * values.length, 0, workerServer.sessionId(), producer);
+        return result(requestId, signal, fwd, iteration, tensor, List.of(Base64.getEncoder().encodeToString(b.array())));
+    }
+
+    private static ResultTensors result(String requestId, String signal, int fwd, int iteration, TensorPointerInfo tensor,
+            List<String> inlineData) {
         NestedLoopIndices indices = new NestedLoopIndices(List.of("decode_loop"), Map.of("decode_loop", iteration), fwd);
         return new ResultTensors(requestId, "text", GraphEdge.builder("emit_to_client", signal)
-                .tensorInfo(List.of(tensor)).outputModality("text").build(), indices, Map.of());
+                .tensorInfo(List.of(tensor)).outputModality("text").build(), indices, Map.of(), inlineData);
     }
 
     int wg(String walk, String node) {

@@ -104,11 +104,12 @@ class CounterRequestLifecycleTests {
             assertThat(e.tensorInfo()).containsExactly(s0);
         });
 
-        // decode pass 1: four tokens, emitted out of order to check loop order delivery
+        // decode pass 1: four tokens, emitted out of order to check loop order delivery; the last two came inline,
+        // in hand at once, and wait behind the two still being read
         h.deliver(W1, h.result("r-1", "worker-1", "token", 1, 1, 17));
         h.deliver(W1, h.result("r-1", "worker-1", "token", 1, 0, 16));
-        h.deliver(W1, h.result("r-1", "worker-1", "token", 1, 2, 18));
-        h.deliver(W1, h.result("r-1", "worker-1", "token", 1, 3, 19));
+        h.deliver(W1, h.inlineResult("r-1", "worker-1", "token", 1, 2, 18));
+        h.deliver(W1, h.inlineResult("r-1", "worker-1", "token", 1, 3, 19));
         TensorPointerInfo s1 = h.workerTensor("worker-1", 19);
         h.deliver(W1, WorkerGraphsDone.builder("r-1", List.of(decode), true).newTokenCounts(Map.of("token", 4))
                 .persistSignals(Map.of("state", List.of(s1))).build());
@@ -149,7 +150,8 @@ class CounterRequestLifecycleTests {
                 .containsExactly(List.of(16), List.of(17), List.of(18), List.of(19), List.of(20));
         assertThat(chunks).filteredOn(c -> "text".equals(c.name())).extracting(Chunk::data)
                 .containsExactly(List.of(160, 170), List.of(180, 190), List.of(200));
-        // every output read was acknowledged to its producer exactly once (a turn's acks share a message)
+        // every output read was acknowledged to its producer exactly once (a turn's acks share a message); the two
+        // inline ones were not read, and are not acknowledged
         List<Map.Entry<String, Long>> acknowledged = new ArrayList<>();
         for (ConductorHarness.Sent s : h.sentOf(TensorReceived.class, s -> true)) {
             TensorReceived received = (TensorReceived) s.body();
@@ -157,7 +159,7 @@ class CounterRequestLifecycleTests {
             assertThat(received.successfulTensors().values()).containsOnly(1);
             received.successfulTensors().keySet().forEach(uuid -> acknowledged.add(Map.entry(s.worker().value(), uuid)));
         }
-        assertThat(acknowledged).hasSize(9).doesNotHaveDuplicates()
+        assertThat(acknowledged).hasSize(7).doesNotHaveDuplicates()
                 .extracting(Map.Entry::getKey).containsOnly("worker-0", "worker-1");
 
         // teardown: drain both workers, remove after both ReadsDone, inputs freed
@@ -196,6 +198,23 @@ class CounterRequestLifecycleTests {
         h.awaitSent(RemoveRequest.class, 2, s -> true);
         assertThat(chunks).hasSize(1);
         assertThat(h.liveInputs()).isZero();
+    }
+
+    @Test
+    void inlineBytesThatDoNotMatchTheirDescriptorFailTheRequestAsAFailedReadWould() {
+        List<Chunk> chunks = new CopyOnWriteArrayList<>();
+        h.submit(ConductorHarness.counterRequest("r-inline", 5, Map.of(), 4), chunks);
+        h.awaitSent(NewRequest.class, 3, s -> true);
+        ResultTensors good = h.inlineResult("r-inline", "worker-1", "prefill_out", 0, 0, 15);
+        ResultTensors shortened = new ResultTensors(good.requestId(), good.modality(), good.graphEdge(),
+                good.loopIndices(), good.metadata(), List.of("AAA="));
+
+        h.deliver(W1, shortened);
+        await().atMost(Duration.ofSeconds(5)).until(() -> chunks.size() == 1);
+        assertThat(chunks.get(0).error().errorType()).isEqualTo(ErrorType.OUTPUT_READ_FAILED.value());
+        assertThat(chunks.get(0).error().detail()).contains("came with 2 bytes for its 4");
+        h.awaitSent(DrainRequest.class, 2, s -> true);
+        assertThat(h.sentOf(TensorReceived.class, s -> true)).as("an inline output is never acknowledged").isEmpty();
     }
 
     @Test

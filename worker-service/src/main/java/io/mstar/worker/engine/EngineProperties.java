@@ -12,19 +12,27 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                            (its tensor edges acknowledged unread) instead of parked; older ones are forgotten first
  * @param maxParkedPerRequest messages parked for a request not known yet (default 1024); beyond that the oldest is
  *                            dropped and counted, bounding memory when a {@code NewRequest} never comes
+ * @param inlineOutputMaxBytes an output to the client of at most this many bytes (default 1024; 0: none) travels
+ *                            inside its {@code ResultTensors} and is freed at once, so the conductor neither reads nor
+ *                            acknowledges it: a token's ids or text. Larger ones (audio, embeddings) are read through
+ *                            the tensor transport
  */
 @ConfigurationProperties("mstar.worker.engine")
 public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultValue("10000") int tombstones,
-        @DefaultValue("1024") int maxParkedPerRequest) {
+        @DefaultValue("1024") int maxParkedPerRequest, @DefaultValue("1024") int inlineOutputMaxBytes) {
 
     public EngineProperties {
         if (maxBatchSize < 1 || tombstones < 1 || maxParkedPerRequest < 1) {
             throw new IllegalArgumentException("mstar.worker.engine.* must be positive: max-batch-size " + maxBatchSize
                     + ", tombstones " + tombstones + ", max-parked-per-request " + maxParkedPerRequest);
         }
+        if (inlineOutputMaxBytes < 0) {
+            throw new IllegalArgumentException("mstar.worker.engine.inline-output-max-bytes must not be negative, was "
+                    + inlineOutputMaxBytes);
+        }
     }
 
     public static EngineProperties defaults() {
-        return new EngineProperties(64, 10_000, 1024);
+        return new EngineProperties(64, 10_000, 1024, 1024);
     }
 }

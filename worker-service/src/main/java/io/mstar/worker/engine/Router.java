@@ -1,6 +1,7 @@
 package io.mstar.worker.engine;
 
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -40,14 +41,16 @@ final class Router {
     private final Function<String, ModelGraph> models;
     private final TensorLedger ledger;
     private final Outbox outbox;
+    private final int inlineOutputMaxBytes;
 
     Router(EntityId self, Map<Integer, WorkerGraph> graphs, Function<String, ModelGraph> models, TensorLedger ledger,
-            Outbox outbox) {
+            Outbox outbox, int inlineOutputMaxBytes) {
         this.self = self;
         this.graphs = graphs;
         this.models = models;
         this.ledger = ledger;
         this.outbox = outbox;
+        this.inlineOutputMaxBytes = inlineOutputMaxBytes;
     }
 
     void route(RequestState request, PartitionState partition, PartitionPass pass, List<GraphEdge> edges,
@@ -75,11 +78,23 @@ final class Router {
         }
     }
 
+    /**
+     * A small output travels inline and takes no reference: the caller's safety reference frees it after this pass, and
+     * nobody reads it. A larger one is published and held until the conductor acknowledges its read.
+     */
     private void emit(RequestState request, PartitionPass pass, GraphEdge edge, long uuid, NestedLoopIndices position) {
-        ledger.hold(uuid, 1);
-        GraphEdge carried = edge.toBuilder().tensorInfo(List.of(ledger.published(uuid))).build();
-        request.unackedSends.add(outbox.toConductor(ConductorMessage.of(
-                new ResultTensors(request.requestId, edge.outputModality(), carried, position, Map.of()))));
+        ResultTensors result;
+        TensorPointerInfo info = ledger.info(uuid);
+        if (info.nbytes() <= inlineOutputMaxBytes) {
+            GraphEdge carried = edge.toBuilder().tensorInfo(List.of(info)).build();
+            result = new ResultTensors(request.requestId, edge.outputModality(), carried, position, Map.of(),
+                    List.of(Base64.getEncoder().encodeToString(ledger.hostBytes(uuid))));
+        } else {
+            ledger.hold(uuid, 1);
+            GraphEdge carried = edge.toBuilder().tensorInfo(List.of(ledger.published(uuid))).build();
+            result = new ResultTensors(request.requestId, edge.outputModality(), carried, position, Map.of());
+        }
+        request.unackedSends.add(outbox.toConductor(ConductorMessage.of(result)));
         pass.outputSignalNames.add(edge.name());
         pass.outputLoopIndices.put(edge.name(), position);
     }

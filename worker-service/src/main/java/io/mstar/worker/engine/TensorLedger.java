@@ -128,6 +128,18 @@ final class TensorLedger {
         return data.store().getInfo(uuid);
     }
 
+    /** A host copy of the tensor's bytes (an output small enough to travel inline). */
+    byte[] hostBytes(long uuid) {
+        int nbytes = Math.toIntExact(info(uuid).nbytes());
+        ByteBuffer staging = ByteBuffer.allocateDirect(nbytes);
+        if (nbytes > 0) {
+            data.device().copyToHost(data.store().getTensor(uuid), 0, staging);
+        }
+        byte[] bytes = new byte[nbytes];
+        staging.get(0, bytes);
+        return bytes;
+    }
+
     /** Concatenates tensors along their first dimension into a fresh one (a stream chunk); empty for none. */
     Tensor concatenate(List<Long> uuids, String fallbackDtype) {
         long total = 0;

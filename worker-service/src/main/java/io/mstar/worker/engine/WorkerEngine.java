@@ -111,7 +111,7 @@ public final class WorkerEngine {
         this.loopExecutor = loopExecutor;
         this.meters = meters;
         this.ledger = new TensorLedger(data);
-        this.router = new Router(self, graphs, this::modelGraph, ledger, outbox);
+        this.router = new Router(self, graphs, this::modelGraph, ledger, outbox, settings.inlineOutputMaxBytes());
         this.loops = new LoopAdvance(self, graphs, ledger, router, outbox);
         this.tombstones = new Tombstones(settings.tombstones());
         this.parked = new ParkedMessages(settings.maxParkedPerRequest());

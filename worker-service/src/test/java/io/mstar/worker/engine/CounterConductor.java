@@ -137,7 +137,7 @@ final class CounterConductor {
     }
 
     private void onResult(Run run, ResultTensors result) throws Exception {
-        int[] values = loop.readAndAcknowledge(result, data::read);
+        int[] values = loop.readAndAcknowledge(result, data::outputInts);
         run.outputs.computeIfAbsent(result.graphEdge().name(), n -> new ArrayList<>()).add(values);
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -26,6 +27,7 @@ import io.mstar.tensor.transport.TensorPublisher;
 import io.mstar.tensor.transport.TensorReader;
 import io.mstar.tensor.transport.TensorServer;
 import io.mstar.worker.kernel.Int32Tensors;
+import io.mstar.wire.ResultTensors;
 
 /**
  * The conductor's data plane in a test: it stores the client's inputs (persisted, served by its own tensor server)
@@ -95,6 +97,20 @@ final class TestConductor implements AutoCloseable {
         byte[] out = new byte[(int) info.nbytes()];
         bytes.get(0, out);
         return out;
+    }
+
+    /** An emitted output's raw bytes: from its message when they came inline, else read from its producer. */
+    byte[] outputBytes(ResultTensors result) throws Exception {
+        TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
+        return result.inline() ? Base64.getDecoder().decode(result.inlineData().get(0)) : readBytes(result.requestId(), info);
+    }
+
+    /** An emitted int32 output, as {@link #outputBytes}. */
+    int[] outputInts(ResultTensors result) throws Exception {
+        byte[] bytes = outputBytes(result);
+        int[] values = new int[bytes.length / 4];
+        ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(values);
+        return values;
     }
 
     /** Reads an int32 tensor from its producer (arena or HTTP). */

@@ -59,9 +59,9 @@ final class TestConductorLoop<R extends TestConductorLoop.Request> {
         void accept(R run, ResultTensors result) throws Exception;
     }
 
-    /** How the harness reads one output tensor (int32 values or raw bytes). */
+    /** How the harness reads one output tensor (int32 values or raw bytes), inline or from its producer. */
     interface Reader<V> {
-        V read(String requestId, TensorPointerInfo info) throws Exception;
+        V read(ResultTensors result) throws Exception;
     }
 
     // every harness places its model on workers 0 and 1; both get every DrainRequest and RemoveRequest
@@ -84,12 +84,17 @@ final class TestConductorLoop<R extends TestConductorLoop.Request> {
         this.onReport = onReport;
     }
 
-    /** Reads an output from its producer, then acknowledges it with TensorReceived so the producer frees it. */
+    /**
+     * Reads an output, then acknowledges it with TensorReceived so the producer frees it; an inline output was freed
+     * when it was sent, and is not acknowledged.
+     */
     <V> V readAndAcknowledge(ResultTensors result, Reader<V> reader) throws Exception {
-        TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
-        V value = reader.read(result.requestId(), info);
-        broker.fromConductor(EntityId.parse(info.sourceEntity()), WorkerMessage.of(
-                new TensorReceived(result.requestId(), Map.of(info.uuid(), 1), List.of())));
+        V value = reader.read(result);
+        if (!result.inline()) {
+            TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
+            broker.fromConductor(EntityId.parse(info.sourceEntity()), WorkerMessage.of(
+                    new TensorReceived(result.requestId(), Map.of(info.uuid(), 1), List.of())));
+        }
         return value;
     }
 

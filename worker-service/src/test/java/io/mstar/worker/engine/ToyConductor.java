@@ -127,7 +127,7 @@ final class ToyConductor {
     }
 
     private void onResult(Run run, ResultTensors result) throws Exception {
-        int[] values = loop.readAndAcknowledge(result, data::read);
+        int[] values = loop.readAndAcknowledge(result, data::outputInts);
         run.outputs.computeIfAbsent(result.graphEdge().name(), n -> new HashMap<>())
                 .computeIfAbsent(result.loopIndices().wgFwdPassIdx(), f -> new ArrayList<>()).add(values);
     }

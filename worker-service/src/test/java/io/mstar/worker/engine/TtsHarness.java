@@ -189,7 +189,7 @@ final class TtsHarness implements AutoCloseable {
     }
 
     private void onResult(Run run, ResultTensors result) throws Exception {
-        byte[] bytes = loop.readAndAcknowledge(result, data::readBytes);
+        byte[] bytes = loop.readAndAcknowledge(result, data::outputBytes);
         TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
         if (result.graphEdge().name().equals(ToyTtsModel.TEXT)) {
             assertThat(result.modality()).isEqualTo(ToyTtsModel.TEXT_MODALITY);

@@ -85,7 +85,7 @@ final class Router {
     private void emit(RequestState request, PartitionPass pass, GraphEdge edge, long uuid, NestedLoopIndices position) {
         ResultTensors result;
         TensorPointerInfo info = ledger.info(uuid);
-        if (info.nbytes() <= inlineOutputMaxBytes) {
+        if (inlineOutputMaxBytes > 0 && info.nbytes() <= inlineOutputMaxBytes) {
             GraphEdge carried = edge.toBuilder().tensorInfo(List.of(info)).build();
             result = new ResultTensors(request.requestId, edge.outputModality(), carried, position, Map.of(),
                     List.of(Base64.getEncoder().encodeToString(ledger.hostBytes(uuid))));

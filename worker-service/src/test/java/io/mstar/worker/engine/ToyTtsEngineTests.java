@@ -140,6 +140,9 @@ class ToyTtsEngineTests {
             }
             TtsHarness.Run run = h.runs.get("eos");
             assertThat(run.codecDoneReports).as("exactly one codec report is final").isEqualTo(1);
+            TtsHarness.Run long37 = h.runs.get("max-no-eos");
+            assertThat(long37.inlineOutputs).as("every text token came inline").isGreaterThanOrEqualTo(37);
+            assertThat(long37.readOutputs).as("audio chunks over the inline limit were read").isPositive();
         }
     }
 

@@ -73,6 +73,9 @@ final class TtsHarness implements AutoCloseable {
         boolean codecDone;
         int codecReports;
         int codecDoneReports;
+        /** Outputs that came inside their ResultTensors, and outputs read through the transport. */
+        int inlineOutputs;
+        int readOutputs;
         /** (pass, iteration) to the text byte. */
         final TreeMap<Long, Integer> text = new TreeMap<>();
         final List<byte[]> audio = new ArrayList<>();
@@ -191,6 +194,15 @@ final class TtsHarness implements AutoCloseable {
     private void onResult(Run run, ResultTensors result) throws Exception {
         byte[] bytes = loop.readAndAcknowledge(result, data::outputBytes);
         TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
+        // Both routes to the client: a token inline, an audio chunk over the limit read through the transport.
+        assertThat(result.inline()).as("%s of %d bytes inline", result.graphEdge().name(), info.nbytes())
+                .isEqualTo(info.nbytes() <= EngineProperties.defaults().inlineOutputMaxBytes());
+        assertThat(bytes).hasSize((int) info.nbytes());
+        if (result.inline()) {
+            run.inlineOutputs++;
+        } else {
+            run.readOutputs++;
+        }
         if (result.graphEdge().name().equals(ToyTtsModel.TEXT)) {
             assertThat(result.modality()).isEqualTo(ToyTtsModel.TEXT_MODALITY);
             assertThat(info.dtype()).isEqualTo("int32");

@@ -140,9 +140,11 @@ public final class TransitionLatency {
         printShares(wait, reportHop, conductorLoop, overhead, signalHop, workerLoop);
         double loadedRatio = loaded.transitionWait.quantile(0.5) * 1e9 / loaded.roundTrip.p50;
         System.out.printf("%nside by side (requests one at a time, the raw round trip measured at the same time): raw "
-                        + "round trip p50 %s p90 %s; end-to-end transition p50 %s p90 %s (%,d); ratio at p50 %.2f%n",
+                        + "round trip p50 %s p90 %s; end-to-end transition p50 %s p90 %s (%,d); ratio at p50 %.2f "
+                        + "(goal ≤ 1.5: %s)%n",
                 ms(loaded.roundTrip.p50), ms(loaded.roundTrip.p90), seconds(loaded.transitionWait.quantile(0.5)),
-                seconds(loaded.transitionWait.quantile(0.9)), (long) loaded.transitionWait.count(), loadedRatio);
+                seconds(loaded.transitionWait.quantile(0.9)), (long) loaded.transitionWait.count(), loadedRatio,
+                loadedRatio <= 1.5 ? "met" : "missed");
     }
 
     private void printTables(Options options, Stats oneHop, Stats roundTrip, Histogram wait, Histogram overhead,
@@ -170,8 +172,10 @@ public final class TransitionLatency {
                 ms(requestLatency.p50), ms(requestLatency.p99), transitionsPerRequest,
                 ms((long) (requestLatency.p50 / transitionsPerRequest)));
         double ratio = wait.quantile(0.5) * 1e9 / roundTrip.p50;
-        System.out.printf("end-to-end transition p50 / raw round trip p50 = %.2f (goal ≤ 1.5: %s); conductor's "
-                        + "share of the end-to-end p50 %.0f %%%n", ratio, ratio <= 1.5 ? "met" : "missed",
+        // Not the goal's figure: this raw round trip ran back to back with the services idle, a hot loop whose threads
+        // never park, while every transition wakes its threads after the kernels ran. The goal is judged side by side.
+        System.out.printf("end-to-end transition p50 / raw round trip p50 (back to back, services idle) = %.2f; "
+                        + "conductor's share of the end-to-end p50 %.0f %%%n", ratio,
                 100 * overhead.quantile(0.5) / wait.quantile(0.5));
         System.out.println();
         System.out.printf("| concurrency | requests | requests/s | p50 | p99 | transition wait p50 | errors |%n");

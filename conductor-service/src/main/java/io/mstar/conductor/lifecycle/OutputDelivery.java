@@ -25,9 +25,9 @@ import reactor.core.publisher.Sinks;
 
 /**
  * A request's outputs on their way to its client (docs/request-flow.md): reads each {@link ResultTensors} tensor from
- * the worker that holds it, acknowledges it with {@link TensorReceived} (one per request and producer per loop turn,
- * {@link TensorAcks}), or takes its bytes from the message when they came inline, renders it, and emits chunks to the client's stream in each signal's loop order, timing the
- * first and the following chunks.
+ * the worker that holds it and acknowledges it with {@link TensorReceived} (one per request and producer per loop
+ * turn, {@link TensorAcks}), or takes its bytes from the message when they came inline; renders it, and emits chunks
+ * to the client's stream in each signal's loop order, timing the first and the following chunks.
  *
  * <p>Owned by the lifecycle loop, like the {@link RequestLifecycle} that calls it and the {@link ActiveRequest}s it
  * writes: every method runs there, so nothing is locked. Reads complete on transport threads and come back through

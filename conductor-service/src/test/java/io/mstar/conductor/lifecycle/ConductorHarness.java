@@ -136,21 +136,22 @@ final class ConductorHarness implements AutoCloseable {
     }
 
     static Submission counterRequest(String id, int maxTokens, Map<String, String> kwargs, int... tokens) {
-        ByteBuffer b = ByteBuffer.allocate(4 * tokens.length).order(ByteOrder.LITTLE_ENDIAN);
-        for (int t : tokens) {
-            b.putInt(t);
-        }
         return new Submission(id, "counter", Map.of("tokens", new Submission.InputTensor("int32",
-                List.of((long) tokens.length), b.array())), maxTokens, null, kwargs, null, null);
+                List.of((long) tokens.length), int32(tokens))), maxTokens, null, kwargs, null, null);
+    }
+
+    /** Little-endian int32 bytes, as tensors hold them. */
+    private static byte[] int32(int... values) {
+        ByteBuffer b = ByteBuffer.allocate(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (int v : values) {
+            b.putInt(v);
+        }
+        return b.array();
     }
 
     /** Publishes an int32 tensor on the workers' server as {@code producer} would; answers its descriptor. */
     TensorPointerInfo workerTensor(String producer, int... values) {
-        ByteBuffer b = ByteBuffer.allocateDirect(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
-        for (int v : values) {
-            b.putInt(v);
-        }
-        b.flip();
+        ByteBuffer b = ByteBuffer.allocateDirect(4 * values.length).put(int32(values)).flip();
         long uuid = workerUuids.next();
         workerServed.publish(uuid, b, () -> { });
         workerTensors.add(uuid);
@@ -168,13 +169,9 @@ final class ConductorHarness implements AutoCloseable {
 
     /** An output whose bytes travel in its message, as a worker sends a token-sized one; nothing is published. */
     ResultTensors inlineResult(String requestId, String producer, String signal, int fwd, int iteration, int... values) {
-        ByteBuffer b = ByteBuffer.allocate(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
-        for (int v : values) {
-            b.putInt(v);
-        }
         TensorPointerInfo tensor = new TensorPointerInfo(workerUuids.next(), List.of((long) values.length), List.of(1L),
                 "int32", 4L * values.length, 0, workerServer.sessionId(), producer);
-        return result(requestId, signal, fwd, iteration, tensor, List.of(Base64.getEncoder().encodeToString(b.array())));
+        return result(requestId, signal, fwd, iteration, tensor, List.of(Base64.getEncoder().encodeToString(int32(values))));
     }
 
     private static ResultTensors result(String requestId, String signal, int fwd, int iteration, TensorPointerInfo tensor,

@@ -35,7 +35,6 @@ import io.mstar.wire.NewRequest;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.ResultTensors;
-import io.mstar.wire.TensorReceived;
 import io.mstar.wire.WorkerGraphsDone;
 import io.mstar.wire.WorkerMessage;
 import io.mstar.worker.kernel.Int32Tensors;
@@ -115,11 +114,8 @@ class LoopSemanticsTests {
                 continue;
             }
             if (m.body() instanceof ResultTensors r) {
-                TensorPointerInfo d = r.graphEdge().tensorInfo().get(0);
                 emitted.add(new Emitted(r.graphEdge().name(), data.outputInts(r)[0], r.loopIndices()));
-                if (!r.inline()) {
-                    broker.fromConductor(worker.id, WorkerMessage.of(new TensorReceived(id, Map.of(d.uuid(), 1), List.of())));
-                }
+                TestConductorLoop.acknowledge(broker, r);
             } else if (m.body() instanceof WorkerGraphsDone) {
                 broker.fromConductor(worker.id, WorkerMessage.of(new DrainRequest(id)));
             } else if (m.body() instanceof ReadsDone) {

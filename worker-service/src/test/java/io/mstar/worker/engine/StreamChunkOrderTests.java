@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -85,12 +84,8 @@ class StreamChunkOrderTests extends TwoWorkers {
                 continue;
             }
             if (m.body() instanceof ResultTensors result) {
-                TensorPointerInfo d = result.graphEdge().tensorInfo().get(0);
                 texts.add(data.outputInts(result));
-                if (!result.inline()) {
-                    broker.fromConductor(CounterConductor.W0, WorkerMessage.of(
-                            new io.mstar.wire.TensorReceived(ID, Map.of(d.uuid(), 1), List.of())));
-                }
+                TestConductorLoop.acknowledge(broker, result);
             } else if (m.body() instanceof WorkerGraphsDone done) {
                 reports.add(done);
             }

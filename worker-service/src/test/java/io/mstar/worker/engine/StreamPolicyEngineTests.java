@@ -38,7 +38,6 @@ import io.mstar.wire.NewRequest;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.ResultTensors;
-import io.mstar.wire.TensorReceived;
 import io.mstar.wire.WorkerGraphsDone;
 import io.mstar.wire.WorkerMessage;
 import io.mstar.worker.kernel.Int32Tensors;
@@ -376,10 +375,7 @@ class StreamPolicyEngineTests {
                 throw new AssertionError("reading chunk " + d.uuid() + " failed", e);
             }
             seen(result.requestId()).chunks.add(values);
-            if (!result.inline()) {
-                broker.fromConductor(worker.id, WorkerMessage.of(new TensorReceived(result.requestId(),
-                        Map.of(d.uuid(), 1), List.of())));
-            }
+            TestConductorLoop.acknowledge(broker, result);
         } else if (m.body() instanceof WorkerGraphsDone done) {
             seen(done.requestId()).reports.add(done);
         } else if (m.body() instanceof FailRequests failed) {

@@ -113,15 +113,6 @@ final class TestConductor implements AutoCloseable {
         return values;
     }
 
-    /** Reads an int32 tensor from its producer (arena or HTTP). */
-    int[] read(String requestId, TensorPointerInfo info) throws Exception {
-        ByteBuffer bytes = ByteBuffer.allocateDirect((int) info.nbytes()).order(ByteOrder.LITTLE_ENDIAN);
-        reader.read(requestId, info, bytes).get(10, TimeUnit.SECONDS);
-        int[] values = new int[(int) (info.nbytes() / 4)];
-        bytes.asIntBuffer().get(values);
-        return values;
-    }
-
     /** The conductor's side of the leak check: no tensor and no device byte left. */
     void assertAtBaseline() {
         assertThat(store.liveTensorCount()).as("conductor tensors").isZero();

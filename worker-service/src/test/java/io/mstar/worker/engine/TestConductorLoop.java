@@ -90,12 +90,20 @@ final class TestConductorLoop<R extends TestConductorLoop.Request> {
      */
     <V> V readAndAcknowledge(ResultTensors result, Reader<V> reader) throws Exception {
         V value = reader.read(result);
+        acknowledge(broker, result);
+        return value;
+    }
+
+    /**
+     * TensorReceived to the producer of an output that was read, so it frees it; an inline output was freed when it
+     * was sent, and is owed nothing.
+     */
+    static void acknowledge(InProcessBroker broker, ResultTensors result) {
         if (!result.inline()) {
             TensorPointerInfo info = result.graphEdge().tensorInfo().get(0);
             broker.fromConductor(EntityId.parse(info.sourceEntity()), WorkerMessage.of(
                     new TensorReceived(result.requestId(), Map.of(info.uuid(), 1), List.of())));
         }
-        return value;
     }
 
     /** Drain: the end of every request, and an abort when called before it finished. Once per request. */

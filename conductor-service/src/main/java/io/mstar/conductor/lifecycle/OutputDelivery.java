@@ -31,7 +31,7 @@ import reactor.core.publisher.Sinks;
  *
  * <p>Owned by the lifecycle loop, like the {@link RequestLifecycle} that calls it and the {@link ActiveRequest}s it
  * writes: every method runs there, so nothing is locked. Reads complete on transport threads and come back through
- * {@code toLoop}; what a completed read does to the request's state goes to the {@link StateMachine}.
+ * {@code toLoop}; what a completed read does to the request's state goes to the {@link Callbacks}.
  */
 final class OutputDelivery {
 
@@ -39,10 +39,10 @@ final class OutputDelivery {
     private static final Logger log = LoggerFactory.getLogger(RequestLifecycle.class);
 
     /**
-     * What a completed read needs from the request state machine: by then the request may have ended, or gone.
+     * What a completed read needs from the request lifecycle: by then the request may have ended, or gone.
      * Called on the loop.
      */
-    interface StateMachine {
+    interface Callbacks {
 
         /** Whether {@code request} is still the live request under its id (not removed, nor replaced). */
         boolean live(ActiveRequest request);
@@ -60,11 +60,11 @@ final class OutputDelivery {
     private final ConductorTensors tensors;
     private final RequestMeters meters;
     private final Consumer<Runnable> toLoop;
-    private final StateMachine requests;
+    private final Callbacks requests;
     private final TensorAcks acks = new TensorAcks();
 
     OutputDelivery(WorkerOutbox outbox, ConductorTensors tensors, RequestMeters meters, Consumer<Runnable> toLoop,
-            StateMachine requests) {
+            Callbacks requests) {
         this.outbox = outbox;
         this.tensors = tensors;
         this.meters = meters;

@@ -653,7 +653,7 @@ public final class RequestLifecycle {
     }
 
     /** The state machine as output delivery sees it; a private class so none of it becomes public API here. */
-    private final class DeliveryCallbacks implements OutputDelivery.StateMachine {
+    private final class DeliveryCallbacks implements OutputDelivery.Callbacks {
 
         @Override
         public boolean live(ActiveRequest request) {

@@ -37,7 +37,7 @@ class TensorsConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    TensorServer conductorTensorServer(ServedTensors served, DataPlaneProperties properties) {
+    TensorServer conductorTensorServer(ServedTensors served, ConductorDataProperties properties) {
         return TensorServer.start(served, properties.bindHost(), properties.port(), advertisedHost(properties),
                 properties.ioThreads());
     }
@@ -48,7 +48,7 @@ class TensorsConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    TensorReader conductorTensorReader(ArenaReader arena, MeterRegistry registry, DataPlaneProperties properties) {
+    TensorReader conductorTensorReader(ArenaReader arena, MeterRegistry registry, ConductorDataProperties properties) {
         // A set that tolerates the advertised host being one of the loopback names (a container named localhost).
         return new TensorReader(ReaderSettings.defaults("conductor", new LinkedHashSet<>(List.of(
                 advertisedHost(properties), "localhost", "127.0.0.1"))), arena, registry);
@@ -65,7 +65,7 @@ class TensorsConfiguration {
                 server.sessionId());
     }
 
-    private static String advertisedHost(DataPlaneProperties properties) {
+    private static String advertisedHost(ConductorDataProperties properties) {
         if (!properties.advertisedHost().isBlank()) {
             return properties.advertisedHost().trim();
         }

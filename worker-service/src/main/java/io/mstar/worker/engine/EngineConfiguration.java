@@ -46,7 +46,7 @@ class EngineConfiguration {
 
     /** The device from {@code mstar.worker.device}; a fatal error on it reaches the engine as a DeviceException. */
     @Bean(destroyMethod = "close")
-    WorkerDataPlane workerDataPlane(ControlIdentity identity, WorkerProperties worker, DataPlaneProperties data,
+    WorkerDataPlane workerDataPlane(ControlIdentity identity, WorkerProperties worker, WorkerDataProperties data,
             MeterRegistry registry) {
         Device device = WorkerDevices.open(worker.device(), data);
         try {

@@ -24,9 +24,9 @@ import io.mstar.wire.WorkerMessage;
  * the local store or read from its producer, counted in flight on its request until it lands (what {@link ReadsDone}
  * waits for), acknowledged with {@link TensorReceived} through {@link TensorAcks}, and handed to its node.
  *
- * <p>Owned by the engine loop, like the {@link WorkerEngine} that calls it and the {@link RequestState}s it counts
+ * <p>Owned by the engine loop, like the {@link WorkerEngine} that calls it and the {@link WorkerRequest}s it counts
  * on: every method runs there, so nothing is locked. Reads complete on transport threads and come back through
- * {@code toLoop}; what a landed read does to the request goes to the {@link StateMachine}.
+ * {@code toLoop}; what a landed read does to the request goes to the {@link Callbacks}.
  */
 final class InputReads {
 
@@ -34,21 +34,21 @@ final class InputReads {
     private static final Logger log = LoggerFactory.getLogger(WorkerEngine.class);
 
     /**
-     * What reads need from the engine's request state machine: a landed read's request may be gone by then. Called
+     * What reads need from the engine's requests: a landed read's request may be gone by then. Called
      * on the loop.
      */
-    interface StateMachine {
+    interface Callbacks {
 
         /** Whether {@code request} is still the live request under its id (not removed, nor replaced). */
-        boolean live(RequestState request);
+        boolean live(WorkerRequest request);
 
-        void fail(RequestState request, String error);
+        void fail(WorkerRequest request, String error);
 
         /** A sticky device error while storing a read: every request fails. */
         void fatal(DeviceException e);
 
         /** Gives a node its input for the pass: the uuid holds one reference, or is {@link WorkerEngine#NO_TENSOR}. */
-        void ingest(RequestState request, PartitionState partition, PartitionPass pass, NodeState node, String signal,
+        void ingest(WorkerRequest request, PartitionState partition, PartitionPass pass, NodeState node, String signal,
                 long uuid);
     }
 
@@ -57,12 +57,12 @@ final class InputReads {
     private final DataPlane data;
     private final Outbox outbox;
     private final Consumer<Runnable> toLoop;
-    private final StateMachine requests;
+    private final Callbacks requests;
     private final TensorAcks acks = new TensorAcks();
     private long landedAfterRemoval;
 
     InputReads(EntityId self, TensorLedger ledger, DataPlane data, Outbox outbox, Consumer<Runnable> toLoop,
-            StateMachine requests) {
+            Callbacks requests) {
         this.self = self;
         this.ledger = ledger;
         this.data = data;
@@ -72,7 +72,7 @@ final class InputReads {
     }
 
     /** Reads each edge's tensor and hands it to the edge's node in the partition's current pass. */
-    void deliverToNodes(RequestState request, PartitionState partition, List<GraphEdge> edges) {
+    void deliverToNodes(WorkerRequest request, PartitionState partition, List<GraphEdge> edges) {
         PartitionPass pass = partition.pass;
         for (GraphEdge edge : edges) {
             NodeState node = pass == null ? null : pass.nodes.get(edge.nextNode());
@@ -99,7 +99,7 @@ final class InputReads {
      * or a read from the producer, acknowledged once the bytes landed. {@code then} gets the local uuid, holding one
      * reference, on the loop.
      */
-    void fetch(RequestState request, TensorPointerInfo d, LongConsumer then) {
+    void fetch(WorkerRequest request, TensorPointerInfo d, LongConsumer then) {
         if (d.sourceEntity().equals(self.value())) {
             if (!ledger.holds(d.uuid())) {
                 throw new EngineException(EngineException.Reason.READ_FAILED, "tensor " + d.uuid()
@@ -121,7 +121,7 @@ final class InputReads {
         read.whenComplete((result, error) -> toLoop.accept(() -> landed(request, d, bytes, error, then)));
     }
 
-    private void landed(RequestState request, TensorPointerInfo d, ByteBuffer bytes, Throwable error, LongConsumer then) {
+    private void landed(WorkerRequest request, TensorPointerInfo d, ByteBuffer bytes, Throwable error, LongConsumer then) {
         request.readsInFlight--;
         if (!requests.live(request)) {
             landedAfterRemoval++;
@@ -155,7 +155,7 @@ final class InputReads {
     }
 
     /** A draining request: ReadsDone now if nothing is in flight, else once its last read lands. */
-    void drained(RequestState request) {
+    void drained(WorkerRequest request) {
         if (request.readsInFlight == 0) {
             readsDone(request.requestId);
         } else {

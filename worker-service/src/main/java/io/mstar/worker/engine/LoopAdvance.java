@@ -73,7 +73,7 @@ final class LoopAdvance {
      * body nodes offered to {@code schedule}) or the end (loop-backs released, outputs routed, peers told of a
      * local finish).
      */
-    void endIterationIfDone(RequestState request, PartitionState partition, PartitionPass pass, LoopState loop,
+    void endIterationIfDone(WorkerRequest request, PartitionState partition, PartitionPass pass, LoopState loop,
             Router.LocalIngest local, Consumer<NodeState> schedule) {
         for (String name : loop.bodyNodes) {
             NodeState body = pass.nodes.get(name);
@@ -134,7 +134,7 @@ final class LoopAdvance {
     }
 
     /** Peers running a piece of the same loop stop it too (a disaggregated loop). */
-    private void sendStopLoops(RequestState request, PartitionState partition, PartitionPass pass, LoopState loop,
+    private void sendStopLoops(WorkerRequest request, PartitionState partition, PartitionPass pass, LoopState loop,
             NestedLoopIndices at) {
         Set<String> peers = new TreeSet<>();
         for (int id : partition.workerGraphIds) {

@@ -53,7 +53,7 @@ final class Router {
         this.inlineOutputMaxBytes = inlineOutputMaxBytes;
     }
 
-    void route(RequestState request, PartitionState partition, PartitionPass pass, List<GraphEdge> edges,
+    void route(WorkerRequest request, PartitionState partition, PartitionPass pass, List<GraphEdge> edges,
             Map<String, Long> tensors, NestedLoopIndices position, LocalIngest local) {
         for (GraphEdge edge : edges) {
             Long uuid = tensors.get(edge.name());
@@ -82,7 +82,7 @@ final class Router {
      * A small output travels inline and takes no reference: the caller's safety reference frees it after this pass, and
      * nobody reads it. A larger one is published and held until the conductor acknowledges its read.
      */
-    private void emit(RequestState request, PartitionPass pass, GraphEdge edge, long uuid, NestedLoopIndices position) {
+    private void emit(WorkerRequest request, PartitionPass pass, GraphEdge edge, long uuid, NestedLoopIndices position) {
         ResultTensors result;
         TensorPointerInfo info = ledger.info(uuid);
         if (inlineOutputMaxBytes > 0 && info.nbytes() <= inlineOutputMaxBytes) {
@@ -99,7 +99,7 @@ final class Router {
         pass.outputLoopIndices.put(edge.name(), position);
     }
 
-    private void toNode(RequestState request, PartitionState partition, PartitionPass pass, GraphEdge edge, long uuid,
+    private void toNode(WorkerRequest request, PartitionState partition, PartitionPass pass, GraphEdge edge, long uuid,
             LocalIngest local) {
         NodeState node = pass.nodes.get(edge.nextNode());
         if (node != null) {
@@ -115,7 +115,7 @@ final class Router {
         send(request, target, edge, uuid, partition.name, pass);
     }
 
-    private void stream(RequestState request, PartitionPass pass, GraphEdge edge, long uuid) {
+    private void stream(WorkerRequest request, PartitionPass pass, GraphEdge edge, long uuid) {
         List<String> walks = models.apply(request.model).partitions().get(edge.targetPartition());
         WorkerGraph target = graphs.values().stream()
                 .filter(g -> g.model().equals(request.model) && walks.contains(g.walk())
@@ -126,7 +126,7 @@ final class Router {
     }
 
     /** One InputSignals per worker of {@code target}, each one routed copy. */
-    private void send(RequestState request, WorkerGraph target, GraphEdge edge, long uuid, String partitionName,
+    private void send(WorkerRequest request, WorkerGraph target, GraphEdge edge, long uuid, String partitionName,
             PartitionPass pass) {
         List<String> workers = request.workerGraphToWorkers.get(target.id());
         if (workers == null || workers.isEmpty()) {

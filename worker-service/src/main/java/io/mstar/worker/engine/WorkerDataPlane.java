@@ -37,7 +37,7 @@ public final class WorkerDataPlane implements AutoCloseable {
     private final TensorReader reader;
     private final DataPlane parts;
 
-    public WorkerDataPlane(EntityId self, DataPlaneProperties settings, Device device, MeterRegistry registry) {
+    public WorkerDataPlane(EntityId self, WorkerDataProperties settings, Device device, MeterRegistry registry) {
         this.device = device;
         FastTensorBookkeeping books = new FastTensorBookkeeping();
         this.arena = new ShmArena(new ArenaSettings(settings.arenaDirectory(), self.value(),
@@ -57,7 +57,7 @@ public final class WorkerDataPlane implements AutoCloseable {
     }
 
     /** A host device of {@code settings.hostMemory()} bytes, for workers without a GPU. */
-    public static HostDevice hostDevice(DataPlaneProperties settings) {
+    public static HostDevice hostDevice(WorkerDataProperties settings) {
         return new HostDevice(HostDevice.NAME, settings.hostMemory().toBytes());
     }
 

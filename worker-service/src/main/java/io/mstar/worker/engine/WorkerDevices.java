@@ -32,7 +32,7 @@ public final class WorkerDevices {
     }
 
     /** The device for {@code choice}, with the real driver. */
-    public static Device open(DeviceChoice choice, DataPlaneProperties data) {
+    public static Device open(DeviceChoice choice, WorkerDataProperties data) {
         return open(choice, data, CudaDevice::deviceCount, CudaDevice::new);
     }
 
@@ -42,7 +42,7 @@ public final class WorkerDevices {
      *
      * @throws EngineException DEVICE_UNAVAILABLE for {@code cuda} without a GPU
      */
-    public static Device open(DeviceChoice choice, DataPlaneProperties data, IntSupplier gpus, IntFunction<Device> cuda) {
+    public static Device open(DeviceChoice choice, WorkerDataProperties data, IntSupplier gpus, IntFunction<Device> cuda) {
         int seen = choice == DeviceChoice.HOST ? 0 : gpus.getAsInt();
         if (choice == DeviceChoice.CUDA && seen == 0) {
             throw new EngineException(EngineException.Reason.DEVICE_UNAVAILABLE,

@@ -81,7 +81,7 @@ public final class WorkerEngine {
     private final Scheduler scheduler = new Scheduler();
     private final Tombstones tombstones;
     private final ParkedMessages parked;
-    private final Map<String, RequestState> requests = new LinkedHashMap<>();
+    private final Map<String, WorkerRequest> requests = new LinkedHashMap<>();
     private final InputReads reads;
     private final Set<String> inRunningBatch = new HashSet<>();
     /** Removals that arrived while their request was in the running batch: request id to cancellation reason. */
@@ -137,7 +137,7 @@ public final class WorkerEngine {
 
     private void failOwner(WorkerMessage message, String error) {
         if (message.body() instanceof RequestScoped scoped) {
-            RequestState request = requests.get(scoped.requestId());
+            WorkerRequest request = requests.get(scoped.requestId());
             if (request != null) {
                 fail(request, error);
             } else if (message.body() instanceof NewRequest && !tombstones.contains(scoped.requestId())) {
@@ -167,7 +167,7 @@ public final class WorkerEngine {
             dropLate(message);
             return;
         }
-        RequestState request = requests.get(id);
+        WorkerRequest request = requests.get(id);
         if (request == null) {
             if (message.body() instanceof RemoveRequest) {
                 tombstones.add(id);
@@ -231,9 +231,9 @@ public final class WorkerEngine {
                     + " names worker graphs " + message.partitionWorkerGraphIds() + " not all of this deployment");
         }
         String model = partitionGraphs.get(0).model();
-        RequestState request = requests.get(id);
+        WorkerRequest request = requests.get(id);
         if (request == null) {
-            request = new RequestState(id, model, message.workerGraphToWorkers());
+            request = new WorkerRequest(id, model, message.workerGraphToWorkers());
             requests.put(id, request);
             try {
                 kernels.model(model);
@@ -270,7 +270,7 @@ public final class WorkerEngine {
         }
     }
 
-    private void onInputSignals(RequestState request, InputSignals signals, WorkerMessage message) {
+    private void onInputSignals(WorkerRequest request, InputSignals signals, WorkerMessage message) {
         PartitionState partition = request.partitions.get(signals.partitionName());
         if (partition == null) {
             park(request.requestId, message); // its partition's NewRequest is still on the way
@@ -358,14 +358,14 @@ public final class WorkerEngine {
         });
     }
 
-    private void onStopLoops(RequestState request, StopLoops stop) {
+    private void onStopLoops(WorkerRequest request, StopLoops stop) {
         PartitionState partition = request.partitions.get(stop.partitionName());
         if (partition != null) {
             LoopStops.apply(partition, stop);
         }
     }
 
-    private void onDrain(RequestState request) {
+    private void onDrain(WorkerRequest request) {
         if (request.phase != RequestPhase.DRAINING) {
             meters.cancelled("drain");
         }
@@ -374,7 +374,7 @@ public final class WorkerEngine {
         reads.drained(request);
     }
 
-    private void onRemove(RequestState request) {
+    private void onRemove(WorkerRequest request) {
         if (inRunningBatch.contains(request.requestId)) {
             deferredRemovals.putIfAbsent(request.requestId, "remove");
             return;
@@ -389,9 +389,9 @@ public final class WorkerEngine {
      * still holds them, and would otherwise wait for their deadlines. Returns how many went.
      */
     public int dropOrphans(String why) {
-        List<RequestState> orphans = List.copyOf(requests.values());
+        List<WorkerRequest> orphans = List.copyOf(requests.values());
         Map<String, String> errors = new LinkedHashMap<>();
-        for (RequestState request : orphans) {
+        for (WorkerRequest request : orphans) {
             if (inRunningBatch.contains(request.requestId)) {
                 deferredRemovals.put(request.requestId, "conductor_lost");
             } else {
@@ -405,7 +405,7 @@ public final class WorkerEngine {
         return orphans.size();
     }
 
-    private void remove(RequestState request, String reason) {
+    private void remove(WorkerRequest request, String reason) {
         String id = request.requestId;
         scheduler.removeRequest(id);
         requests.remove(id);
@@ -427,7 +427,7 @@ public final class WorkerEngine {
      * Hands back what the request's stream buffers still hold, each tensor once. A token whose read has not landed
      * needs nothing: its landing finds the request gone and drops the bytes unstored ({@link InputReads#fetch}).
      */
-    private void closeStreams(RequestState request) {
+    private void closeStreams(WorkerRequest request) {
         for (PartitionState partition : request.partitions.values()) {
             for (ConsumedStream stream : partition.streams.values()) {
                 try {
@@ -453,7 +453,7 @@ public final class WorkerEngine {
 
     // ---------------------------------------------------------------- ingest (reads are InputReads')
 
-    private void ingest(RequestState request, PartitionState partition, PartitionPass pass, NodeState node, String signal,
+    private void ingest(WorkerRequest request, PartitionState partition, PartitionPass pass, NodeState node, String signal,
             long uuid) {
         if (pass.complete || !request.schedulable() || partition.pass != pass) {
             releaseSlot(uuid);
@@ -475,7 +475,7 @@ public final class WorkerEngine {
         maybeSchedule(request, partition, pass, node);
     }
 
-    private void maybeSchedule(RequestState request, PartitionState partition, PartitionPass pass, NodeState node) {
+    private void maybeSchedule(WorkerRequest request, PartitionState partition, PartitionPass pass, NodeState node) {
         if (request.schedulable() && node.ready()) {
             scheduler.add(new ReadyItem(request, partition, pass, node));
         }
@@ -489,12 +489,12 @@ public final class WorkerEngine {
 
     // ---------------------------------------------------------------- passes
 
-    private boolean runsHere(RequestState request, WorkerGraph graph) {
+    private boolean runsHere(WorkerRequest request, WorkerGraph graph) {
         List<String> workers = request.workerGraphToWorkers.get(graph.id());
         return workers != null && workers.contains(self.value());
     }
 
-    private void startPass(RequestState request, PartitionState partition, CurrentForwardPassInfo info) {
+    private void startPass(WorkerRequest request, PartitionState partition, CurrentForwardPassInfo info) {
         List<WorkerGraph> local = partition.workerGraphIds.stream().map(graphs::get)
                 .filter(g -> g.walk().equals(info.graphWalk()) && runsHere(request, g)).toList();
         if (local.isEmpty()) {
@@ -514,7 +514,7 @@ public final class WorkerEngine {
      * be cut or started fails its request only.
      */
     private void pollStreams() {
-        for (RequestState request : List.copyOf(requests.values())) {
+        for (WorkerRequest request : List.copyOf(requests.values())) {
             if (!request.schedulable()) {
                 continue;
             }
@@ -548,7 +548,7 @@ public final class WorkerEngine {
      * The chunk's tensors, context then fresh, concatenated along dim 0 into the consuming node's input. The tokens
      * the chunk released are dereferenced once here, joined or not; the others stay the buffer's for later chunks.
      */
-    private void startChunkPass(RequestState request, PartitionState partition, String edge, ConsumedStream stream,
+    private void startChunkPass(WorkerRequest request, PartitionState partition, String edge, ConsumedStream stream,
             StreamChunk<Long> chunk) {
         partition.reportSentNanos = 0; // a chunk, not the conductor, starts this pass
         long uuid;
@@ -677,7 +677,7 @@ public final class WorkerEngine {
 
     private void removeDeferred() {
         for (Map.Entry<String, String> removal : List.copyOf(deferredRemovals.entrySet())) {
-            RequestState request = requests.get(removal.getKey());
+            WorkerRequest request = requests.get(removal.getKey());
             if (request != null) {
                 remove(request, removal.getValue());
             }
@@ -687,7 +687,7 @@ public final class WorkerEngine {
 
     /** A node's outputs for one request: release its inputs, store and route its outputs, advance loops and the pass. */
     private void complete(ReadyItem item, NodeResult result, double seconds) {
-        RequestState request = item.request();
+        WorkerRequest request = item.request();
         PartitionState partition = item.partition();
         PartitionPass pass = item.pass();
         NodeState node = item.node();
@@ -733,7 +733,7 @@ public final class WorkerEngine {
         completePassIfDone(request, partition, pass);
     }
 
-    private void completePassIfDone(RequestState request, PartitionState partition, PartitionPass pass) {
+    private void completePassIfDone(WorkerRequest request, PartitionState partition, PartitionPass pass) {
         if (pass.complete || !pass.allRan()) {
             return;
         }
@@ -746,7 +746,7 @@ public final class WorkerEngine {
     }
 
     /** WorkerGraphsDone, once the broker acknowledged every send of the request so far and the previous report. */
-    private void report(RequestState request, PartitionState partition, PartitionPass pass) {
+    private void report(WorkerRequest request, PartitionState partition, PartitionPass pass) {
         List<String> firstWorkers = request.workerGraphToWorkers.getOrDefault(pass.graphs.get(0).id(), List.of());
         Map<String, Integer> consumed = new LinkedHashMap<>();
         partition.streams.forEach((name, stream) -> consumed.put(name, Math.toIntExact(stream.buffer.tokensConsumed())));
@@ -790,7 +790,7 @@ public final class WorkerEngine {
 
     // ---------------------------------------------------------------- failures
 
-    private void fail(RequestState request, String error) {
+    private void fail(WorkerRequest request, String error) {
         if (request.phase != RequestPhase.ACTIVE) {
             return;
         }
@@ -806,7 +806,7 @@ public final class WorkerEngine {
         log.error("fatal device error on {}: every request fails and liveness goes down", data.device().name(), e);
         deviceHealthy = false;
         Map<String, String> errors = new LinkedHashMap<>();
-        for (RequestState request : requests.values()) {
+        for (WorkerRequest request : requests.values()) {
             if (request.phase == RequestPhase.ACTIVE) {
                 request.move(RequestPhase.Event.FAIL);
                 scheduler.removeRequest(request.requestId);
@@ -821,15 +821,15 @@ public final class WorkerEngine {
     }
 
     /** The engine's side of {@link InputReads}: the few ways a landed read changes a request. */
-    private final class ReadCallbacks implements InputReads.StateMachine {
+    private final class ReadCallbacks implements InputReads.Callbacks {
 
         @Override
-        public boolean live(RequestState request) {
+        public boolean live(WorkerRequest request) {
             return requests.get(request.requestId) == request;
         }
 
         @Override
-        public void fail(RequestState request, String error) {
+        public void fail(WorkerRequest request, String error) {
             WorkerEngine.this.fail(request, error);
         }
 
@@ -839,7 +839,7 @@ public final class WorkerEngine {
         }
 
         @Override
-        public void ingest(RequestState request, PartitionState partition, PartitionPass pass, NodeState node,
+        public void ingest(WorkerRequest request, PartitionState partition, PartitionPass pass, NodeState node,
                 String signal, long uuid) {
             WorkerEngine.this.ingest(request, partition, pass, node, signal, uuid);
         }

@@ -118,7 +118,7 @@ class EngineBuildingBlocksTests {
     }
 
     private static ReadyItem item(String request, String node) {
-        RequestState state = new RequestState(request, "m", Map.of());
+        WorkerRequest state = new WorkerRequest(request, "m", Map.of());
         PartitionPass pass = new PartitionPass(new CurrentForwardPassInfo(request, "w", false, 0, 0, 1), List.of());
         NodeState n = new NodeState(new GraphNode(node, Set.of(), List.of(), false), null);
         return new ReadyItem(state, null, pass, n);

@@ -53,7 +53,7 @@ final class TestWorker implements AutoCloseable {
     TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, Function<Device, KernelCatalog> kernelsFor,
             List<WorkerGraph> graphs, Supplier<Device> devices, Map<String, KvCacheConfig> kvCaches) {
         this.id = EntityId.worker(ordinal);
-        DataPlaneProperties settings = new DataPlaneProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
+        WorkerDataProperties settings = new WorkerDataProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
                 DataSize.ofKilobytes(256), 2, DataSize.ofMegabytes(64));
         this.data = new WorkerDataPlane(id, settings, devices.get(), registry);
         KernelCatalog kernels;

@@ -19,7 +19,7 @@ class WorkerDataPlaneMetersTests {
     @Test
     void arenaOccupancyIsScrapedWhileTheDataPlaneLives(@TempDir Path arenaDirectory) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        DataPlaneProperties settings = new DataPlaneProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
+        WorkerDataProperties settings = new WorkerDataProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
                 DataSize.ofKilobytes(256), 2, DataSize.ofMegabytes(64));
         try (WorkerDataPlane data = new WorkerDataPlane(EntityId.worker(0), settings,
                 new HostDevice(HostDevice.NAME, 1 << 20), registry)) {

@@ -28,7 +28,7 @@ import io.mstar.worker.kernel.Tensor;
 /** {@code mstar.worker.device}: which device a worker opens for each setting, and which kernels it then runs. */
 class WorkerDevicesTests {
 
-    private final DataPlaneProperties data = new DataPlaneProperties("127.0.0.1", 0, "", Path.of("/dev/shm"),
+    private final WorkerDataProperties data = new WorkerDataProperties("127.0.0.1", 0, "", Path.of("/dev/shm"),
             DataSize.ofMegabytes(1), 1, DataSize.ofMegabytes(3));
     private final List<Integer> opened = new ArrayList<>();
 

@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
  * Everything a worker knows about one request: its placement, its partitions, its phase, and the sends the broker
  * has not acknowledged yet. Its tensors live in the store under its id. Owned by the engine loop.
  */
-final class RequestState {
+final class WorkerRequest {
 
     final String requestId;
     final String model;
@@ -25,7 +25,7 @@ final class RequestState {
     int readsInFlight;
     boolean readsDoneOwed;
 
-    RequestState(String requestId, String model, Map<Integer, List<String>> workerGraphToWorkers) {
+    WorkerRequest(String requestId, String model, Map<Integer, List<String>> workerGraphToWorkers) {
         this.requestId = requestId;
         this.model = model;
         this.workerGraphToWorkers = Map.copyOf(workerGraphToWorkers);

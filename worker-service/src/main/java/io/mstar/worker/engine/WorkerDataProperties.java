@@ -22,12 +22,12 @@ import org.springframework.util.unit.DataSize;
  *                       the request that asked, never the worker
  */
 @ConfigurationProperties("mstar.worker.data")
-public record DataPlaneProperties(@DefaultValue("0.0.0.0") String bindHost, @DefaultValue("0") int port,
+public record WorkerDataProperties(@DefaultValue("0.0.0.0") String bindHost, @DefaultValue("0") int port,
         @DefaultValue("") String advertisedHost, @DefaultValue("/dev/shm") Path arenaDirectory,
         @DefaultValue("256MB") DataSize arenaSegment, @DefaultValue("8") int arenaSegments,
         @DefaultValue("4GB") DataSize hostMemory) {
 
-    public DataPlaneProperties {
+    public WorkerDataProperties {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("mstar.worker.data.port must be 0..65535, was " + port);
         }

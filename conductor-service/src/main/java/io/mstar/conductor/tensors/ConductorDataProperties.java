@@ -15,10 +15,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param ioThreads      tensor server I/O threads (default 2)
  */
 @ConfigurationProperties("mstar.conductor.data")
-public record DataPlaneProperties(@DefaultValue("0.0.0.0") String bindHost, @DefaultValue("0") int port,
+public record ConductorDataProperties(@DefaultValue("0.0.0.0") String bindHost, @DefaultValue("0") int port,
         @DefaultValue("") String advertisedHost, @DefaultValue("2") int ioThreads) {
 
-    public DataPlaneProperties {
+    public ConductorDataProperties {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("mstar.conductor.data.port must be 0..65535, was " + port);
         }

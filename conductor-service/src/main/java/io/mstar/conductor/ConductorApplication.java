@@ -4,7 +4,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 
-/** The conductor: drives every request's walks over the workers (ARCHITECTURE §5). */
+/** The conductor: drives every request's walks over the workers (docs/architecture.md#a-requests-life). */
 @SpringBootApplication
 @ConfigurationPropertiesScan
 public class ConductorApplication {

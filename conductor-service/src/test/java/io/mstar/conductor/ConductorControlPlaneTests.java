@@ -152,7 +152,10 @@ class ConductorControlPlaneTests {
         return web.get().uri("/actuator/health/readiness").exchange();
     }
 
-    /** STYLE §9: the scrape holds every meter the role declares, under the Prometheus name operators query. */
+    /**
+     * The scrape holds every meter the role declares, under the Prometheus name operators query
+     * (docs/architecture.md#meters-declared-once-per-role).
+     */
     private void assertScrapeHoldsEveryDeclaredMeter() {
         ControlPlaneScrape.assertHoldsEveryDeclaredMeter(prometheus(), ControlPlaneMeters.Role.CONDUCTOR);
     }

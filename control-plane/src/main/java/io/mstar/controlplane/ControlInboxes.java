@@ -71,8 +71,9 @@ public final class ControlInboxes {
                 StringDeserializer::new, () -> new ErrorHandlingDeserializer<>(decoders.get()));
         ContainerProperties properties = new ContainerProperties(topic);
         properties.setGroupId(topics.consumerGroup(identity.self()));
-        // Offsets never resume anything (a start seeks to the end, ARCHITECTURE §3.2), so commit rarely and
-        // without blocking: a synchronous commit per poll added milliseconds to every control-plane hop.
+        // Offsets never resume anything (a start seeks to the end, docs/architecture.md#restarts-and-ordering), so
+        // commit rarely and without blocking: a synchronous commit per poll added milliseconds to every control-plane
+        // hop.
         properties.setAckMode(ContainerProperties.AckMode.TIME);
         properties.setAckTime(ControlClientSettings.CONSUMER_COMMIT_INTERVAL_MS);
         properties.setSyncCommits(false);

@@ -22,11 +22,11 @@ import io.mstar.messaging.Topics;
 import io.mstar.wire.WireCodec;
 
 /**
- * The part of a service's control plane on Kafka (ARCHITECTURE §3.2) that the conductor and the workers share: the
- * deployment config, topics created at start-up, one idempotent producer behind the {@link ControlPlaneSender}, and
- * {@link ControlInboxes} to build the inbox container. A service imports it and adds what is its own: its
- * {@link ControlIdentity}, its {@link ControlPlaneMeters} (the message types it sends and receives) and its inbox
- * listener.
+ * The part of a service's control plane on Kafka (docs/architecture.md#topics-keys-and-headers) that the conductor and
+ * the workers share: the deployment config, topics created at start-up, one idempotent producer behind the
+ * {@link ControlPlaneSender}, and {@link ControlInboxes} to build the inbox container. A service imports it and adds
+ * what is its own: its {@link ControlIdentity}, its {@link ControlPlaneMeters} (the message types it sends and
+ * receives) and its inbox listener.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties({MessagingProperties.class, DeploymentProperties.class})

@@ -9,7 +9,7 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 /**
- * The deployment config (ARCHITECTURE §4.2) every process of a local stack shares, written for
+ * The deployment config (docs/architecture.md#deployment-config) every process of a local stack shares, written for
  * N workers. The services' built-in toy model {@code counter} has two node groups; with N workers
  * the even ordinals serve the first and the odd ones the second (data-parallel replicas), and one
  * worker serves both, so any N is a valid deployment of the same graph. toy-tts is disaggregated as built in (its
@@ -23,7 +23,7 @@ final class DeploymentConfigFile {
     private DeploymentConfigFile() {
     }
 
-    /** Admission limits (ARCHITECTURE §4.2); null keeps the services' defaults. */
+    /** Admission limits (docs/architecture.md#deployment-config); null keeps the services' defaults. */
     record Admission(int maxConcurrentRequests, int maxQueuedRequests) {
 
         Admission {

@@ -28,9 +28,8 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The OpenAI-compatible routes end to end (issue 6 acceptance): a real broker, the conductor and two workers with
- * the default deployment serving {@code minilm-embed} and {@code toy-tts}; real HTTP, nothing shared. Needs the
- * toy-tts and minilm-embed branches merged (the models, their policies and the default deployment).
+ * The OpenAI-compatible routes end to end (docs/openai-api.md): a real broker, the conductor and two workers with
+ * the default deployment serving {@code minilm-embed} and {@code toy-tts}; real HTTP, nothing shared.
  */
 @Tag("kafka")
 class OpenAiRoutesTests {

@@ -11,10 +11,9 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 
 /**
- * The deployment config shared by every service of one deployment (ARCHITECTURE §4.2): admission limits,
- * the request deadline, and which workers run which nodes of which model. Every service loads the same
- * file; {@link ConfigDigest} proves they did, and a Kafka record from a process with another digest is
- * dead-lettered.
+ * The deployment config shared by every service of one deployment (docs/architecture.md#deployment-config): admission
+ * limits, the request deadline, and which workers run which nodes of which model. Every service loads the same file;
+ * {@link ConfigDigest} proves they did, and a Kafka record from a process with another digest is dead-lettered.
  *
  * <p>Parsing applies the defaults and validates; an invalid file fails with a
  * {@link DeploymentConfigException} naming the offending key.

@@ -15,9 +15,9 @@ import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
 /**
- * One named thread that owns a piece of mutable state {@code S} (STYLE §3): other threads {@link #submit}
- * commands or {@link #ask} through a {@link Mono}, and read only what the loop publishes, its
- * {@link #heartbeatAge()}. The conductor's lifecycle loop and the worker's engine loop both compose one.
+ * One named thread that owns a piece of mutable state {@code S} (docs/architecture.md#one-owner-thread-per-state):
+ * other threads {@link #submit} commands or {@link #ask} through a {@link Mono}, and read only what the loop publishes,
+ * its {@link #heartbeatAge()}. The conductor's lifecycle loop and the worker's engine loop both compose one.
  *
  * <p>Each turn runs every queued command in order, then the {@code tick} with the turn's {@link System#nanoTime()},
  * then refreshes the heartbeat; how long each command waited in the queue (the hand-off from the submitting thread

@@ -1,9 +1,9 @@
 package io.mstar.loop;
 
 /**
- * Checks that state is touched by one thread only (STYLE §3: methods that must run on the owner fail loudly
- * elsewhere). Binds to the first thread that calls {@link #check}, so an object may be built on one thread and
- * handed to its owner before first use.
+ * Checks that state is touched by one thread only (docs/architecture.md#one-owner-thread-per-state: methods that must
+ * run on the owner fail loudly elsewhere). Binds to the first thread that calls {@link #check}, so an object may be
+ * built on one thread and handed to its owner before first use.
  */
 public final class OwnerThread {
 

@@ -10,8 +10,9 @@ import org.apache.kafka.common.header.Headers;
 import io.mstar.deployment.ConfigDigest;
 
 /**
- * The headers every control record carries (ARCHITECTURE §3.2) and those added to a dead-lettered record.
- * Values are UTF-8 text so {@code kafka-console-consumer --property print.headers=true} shows them as is.
+ * The headers every control record carries (docs/architecture.md#topics-keys-and-headers) and those added to a
+ * dead-lettered record. Values are UTF-8 text so {@code kafka-console-consumer --property print.headers=true} shows
+ * them as is.
  */
 public final class ControlHeaders {
 

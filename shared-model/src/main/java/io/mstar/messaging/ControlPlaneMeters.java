@@ -19,10 +19,10 @@ import io.mstar.metrics.MeterDeclaration;
 import io.mstar.metrics.RegisteredMeters;
 
 /**
- * The control-plane meters of one role, declared once here (STYLE §9). Dotted names with base units; the
- * Prometheus convention turns {@code mstar.worker.messages.sent} into {@code mstar_worker_messages_sent_total}
- * and the latency timer into {@code mstar_worker_message_latency_seconds}. Tags are bounded: message types
- * and dead-letter reasons are closed enums, never a request id.
+ * The control-plane meters of one role, declared once here (docs/architecture.md#meters-declared-once-per-role). Dotted
+ * names with base units; the Prometheus convention turns {@code mstar.worker.messages.sent} into
+ * {@code mstar_worker_messages_sent_total} and the latency timer into {@code mstar_worker_message_latency_seconds}.
+ * Tags are bounded: message types and dead-letter reasons are closed enums, never a request id.
  *
  * <p>Thread-safe (Micrometer meters are); any thread may record. {@link #close()} removes every meter this
  * instance registered.

@@ -3,9 +3,9 @@ package io.mstar.messaging;
 import java.util.regex.Pattern;
 
 /**
- * Who sends and receives control messages (ARCHITECTURE §2): {@code conductor} or {@code worker-<n>}, where
- * {@code n} is the worker's ordinal (a StatefulSet pod ordinal on Kubernetes, a launcher index locally).
- * The string form is what travels in the {@code mstar-sender} header and in bodies such as
+ * Who sends and receives control messages (docs/architecture.md#entities-and-ids): {@code conductor} or
+ * {@code worker-<n>}, where {@code n} is the worker's ordinal (a StatefulSet pod ordinal on Kubernetes, a launcher
+ * index locally). The string form is what travels in the {@code mstar-sender} header and in bodies such as
  * {@code SetupDone.worker_id}.
  */
 public record EntityId(String value) {

@@ -13,11 +13,11 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Positions the inbox consumer at the end of every partition it is first assigned (ARCHITECTURE §3.2: a
- * (re)started process does not replay old traffic) and publishes whether it is positioned. A partition taken away
- * and given back to the same process (a rebalance after a broker restart, say) resumes where this process stopped
- * reading it: seeking to the end there skipped whatever the other services had sent meanwhile, and a request whose
- * message was among them waited for its deadline.
+ * Positions the inbox consumer at the end of every partition it is first assigned
+ * (docs/architecture.md#restarts-and-ordering: a (re)started process does not replay old traffic) and publishes whether
+ * it is positioned. A partition taken away and given back to the same process (a rebalance after a broker restart, say)
+ * resumes where this process stopped reading it: seeking to the end there skipped whatever the other services had sent
+ * meanwhile, and a request whose message was among them waited for its deadline.
  *
  * <p>Where reading stopped is tracked here, from the records the inbox handled, rather than asked of the consumer when
  * the partition goes: after a broker restart the consumer holds its position unvalidated (a new leader epoch) until the

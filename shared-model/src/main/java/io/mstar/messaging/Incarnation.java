@@ -5,8 +5,8 @@ import java.util.HexFormat;
 
 /**
  * A random identity drawn once per process start and sent with every record ({@code mstar-incarnation}), so
- * a receiver can tell that a peer restarted and lost every request it held (ARCHITECTURE §3.2). 64 random
- * bits: two starts colliding is negligible.
+ * a receiver can tell that a peer restarted and lost every request it held
+ * (docs/architecture.md#restarts-and-ordering). 64 random bits: two starts colliding is negligible.
  */
 public record Incarnation(String value) {
 

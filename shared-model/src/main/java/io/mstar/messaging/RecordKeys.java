@@ -10,10 +10,10 @@ import io.mstar.wire.TPNoSpeculation;
 import io.mstar.wire.WorkerMessage;
 
 /**
- * The record key rule of ARCHITECTURE §3.2. Kafka orders records per partition and partitions by key, so the
- * key is what the protocol needs ordered: one request's messages (the request id); a TP group's batches for
- * one node (the node name, so {@code ScheduleTPNode} and {@code TPNoSpeculation} for it stay in
- * {@code spec_seq} order); a worker's own announcements (its id); the conductor's heartbeat ("conductor").
+ * The record key rule (docs/architecture.md#topics-keys-and-headers). Kafka orders records per partition and partitions
+ * by key, so the key is what the protocol needs ordered: one request's messages (the request id); a TP group's batches
+ * for one node (the node name, so {@code ScheduleTPNode} and {@code TPNoSpeculation} for it stay in {@code spec_seq}
+ * order); a worker's own announcements (its id); the conductor's heartbeat ("conductor").
  */
 public final class RecordKeys {
 

@@ -9,11 +9,11 @@ import java.util.function.BiConsumer;
 import io.mstar.wire.TensorReceived;
 
 /**
- * Acknowledgements a reader owes to producers (ARCHITECTURE §6), collected during one turn of its owner loop and sent
- * as one {@link TensorReceived} per (request, producer) when the turn ends: a turn that read four of a producer's
- * tensors costs the producer, the broker and both inboxes one message instead of four. Nothing waits on an ack but
- * the producer's free, so holding it to the end of the turn delays no output. Not thread-safe: the owner loop that
- * collects the acks also flushes them.
+ * Acknowledgements a reader owes to producers (docs/architecture.md#tensor-lifetime), collected during one turn of its
+ * owner loop and sent as one {@link TensorReceived} per (request, producer) when the turn ends: a turn that read four
+ * of a producer's tensors costs the producer, the broker and both inboxes one message instead of four. Nothing waits on
+ * an ack but the producer's free, so holding it to the end of the turn delays no output. Not thread-safe: the owner
+ * loop that collects the acks also flushes them.
  */
 public final class TensorAcks {
 

@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 /**
- * Topic names of one deployment (ARCHITECTURE §3.2). The prefix lets one Kafka cluster host several
- * deployments; it defaults to {@code mstar}.
+ * Topic names of one deployment (docs/architecture.md#topics-keys-and-headers). The prefix lets one Kafka cluster host
+ * several deployments; it defaults to {@code mstar}.
  * <ul>
  *   <li>{@code <prefix>.conductor}: every {@code ConductorMessage};</li>
  *   <li>{@code <prefix>.worker.<entity>} (e.g. {@code mstar.worker.worker-0}): every {@code WorkerMessage} for

@@ -1,5 +1,5 @@
 /**
- * The Kafka control plane shared by the conductor and the workers (ARCHITECTURE §3.2–3.3), on plain
+ * The Kafka control plane shared by the conductor and the workers (docs/architecture.md#control-plane), on plain
  * kafka-clients and Micrometer, no Spring.
  *
  * <ul>

@@ -15,9 +15,10 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 
 /**
- * One meter as a service declares it (STYLE §9): dotted name, type, base unit, the keys of its bounded tags and
- * its description. Each meter class lists its declarations once and builds every meter from them, so a name,
- * unit, tag key or description is written in one place and a test can derive what a scrape must hold.
+ * One meter as a service declares it (docs/architecture.md#meters-declared-once-per-role): dotted name, type, base
+ * unit, the keys of its bounded tags and its description. Each meter class lists its declarations once and builds every
+ * meter from them, so a name, unit, tag key or description is written in one place and a test can derive what a scrape
+ * must hold.
  *
  * <p>The builders take one tag value per declared key, in order, and carry the description and base unit; the
  * caller adds what is particular to the meter (histogram bounds, strong references) and registers it.

@@ -13,9 +13,9 @@ import java.util.Objects;
  * acknowledges each producer with {@code TensorReceived}. One message per emission, so a loop's
  * per-iteration outputs reach the client as they are made.
  *
- * <p>Not in {@code ipc_format.txt}: the reference system sends this to its API server on a
- * separate socket; here the conductor serves the public API, so it travels on the conductor's
- * topic like every other message it receives (see {@code docs/request-flow.md}).
+ * <p>Not in the reference protocol (docs/protocol.md#extensions): the reference system sends this to its
+ * API server on a separate socket; here the conductor serves the public API, so it travels on the
+ * conductor's topic like every other message it receives (see {@code docs/request-flow.md}).
  *
  * @param requestId   the request
  * @param modality    the edge's output modality (text, image, video, audio)

@@ -1,7 +1,7 @@
 /**
  * The control-plane protocol: {@link io.mstar.wire.WorkerMessage} and
- * {@link io.mstar.wire.ConductorMessage} envelopes, one record per body named as the spec
- * ({@code ipc_format.txt}) names it, and {@link io.mstar.wire.WireCodec}, their JSON codec.
+ * {@link io.mstar.wire.ConductorMessage} envelopes, one record per body named as the reference's
+ * {@code mstar.utils.ipc_format} names it (docs/protocol.md), and {@link io.mstar.wire.WireCodec}, their JSON codec.
  *
  * <p>Bodies are immutable values (their collections are unmodifiable, sorted copies) except
  * {@link io.mstar.wire.OffloadDelta}, a small queue owned by one engine loop. Bodies about one

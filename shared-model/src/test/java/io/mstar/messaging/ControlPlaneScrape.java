@@ -3,9 +3,10 @@ package io.mstar.messaging;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * STYLE §9 for service tests: a Prometheus scrape holds every meter a role declares, under the name operators
- * query. Lives in shared-model's test-jar beside {@link ControlPlaneMeters}' declarations so the conductor's and
- * worker's tests derive the names one way; the scrape itself comes from each service's actuator.
+ * The meter convention (docs/architecture.md#meters-declared-once-per-role) for service tests: a Prometheus scrape
+ * holds every meter a role declares, under the name operators query. Lives in shared-model's test-jar beside
+ * {@link ControlPlaneMeters}' declarations so the conductor's and worker's tests derive the names one way; the scrape
+ * itself comes from each service's actuator.
  */
 public final class ControlPlaneScrape {
 

@@ -15,9 +15,9 @@ import io.mstar.tensor.device.DeviceBuffer;
 import reactor.core.publisher.Mono;
 
 /**
- * The worker's tensor store as seen from outside the engine loop (ARCHITECTURE §3.3): HTTP handlers, the tensor
- * server, admin and tests ask here, and every call runs on the loop's executor and answers a {@link Mono}. The
- * loop itself calls the {@link TensorStore} directly.
+ * The worker's tensor store as seen from outside the engine loop (docs/architecture.md#inside-a-service): HTTP
+ * handlers, the tensor server, admin and tests ask here, and every call runs on the loop's executor and answers a
+ * {@link Mono}. The loop itself calls the {@link TensorStore} directly.
  *
  * <p>Nothing runs until the {@code Mono} is subscribed, and it runs once per subscription. Cancelling after
  * subscribing does not take the task back: a mutation may still happen, and nothing undoes it. A refused operation
@@ -28,8 +28,9 @@ import reactor.core.publisher.Mono;
  * goes through here, and whenever the loop calls {@link #publishSnapshot()} (taking one is linear in the tensors
  * held, so the loop does so at its own pace, e.g. once per scrape interval, not per batch).
  *
- * <p>Does not create, shut down or close the executor, the store or the devices it is given (STYLE §10);
- * {@link #close()} removes the meters it registered and refuses further calls.
+ * <p>Does not create, shut down or close the executor, the store or the devices it is given
+ * (docs/architecture.md#whoever-creates-closes); {@link #close()} removes the meters it registered and refuses further
+ * calls.
  */
 public final class BookkeepingService implements AutoCloseable {
 

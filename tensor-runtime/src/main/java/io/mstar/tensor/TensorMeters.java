@@ -15,11 +15,11 @@ import io.mstar.tensor.bookkeeping.TensorStoreException;
 import io.mstar.tensor.device.Device;
 
 /**
- * The worker's tensor meters, declared once here (STYLE §9). Dotted names with base units; Prometheus renders
- * {@code mstar.worker.device.memory.used} (bytes) as {@code mstar_worker_device_memory_used_bytes} and the
- * counters with {@code _total}. Tags are bounded: {@code state} is a {@link TensorState}, {@code device} one of
- * the devices named at construction, {@code reason} a {@link TensorStoreException.Reason} – never a request id
- * or a uuid.
+ * The worker's tensor meters, declared once here (docs/architecture.md#meters-declared-once-per-role). Dotted names
+ * with base units; Prometheus renders {@code mstar.worker.device.memory.used} (bytes) as
+ * {@code mstar_worker_device_memory_used_bytes} and the counters with {@code _total}. Tags are bounded: {@code state}
+ * is a {@link TensorState}, {@code device} one of the devices named at construction, {@code reason} a
+ * {@link TensorStoreException.Reason} – never a request id or a uuid.
  *
  * <p>Every meter reads a value published elsewhere – the store's latest {@link TensorStoreSnapshot} or a
  * device's thread-safe {@link Device#stats()} – so a scrape never touches the engine loop's state.

@@ -22,7 +22,7 @@ import io.mstar.tensor.bookkeeping.TensorStoreException.Reason;
 import io.mstar.tensor.device.DeviceBuffer;
 
 /**
- * The tensors themselves, plus which request owns each one (ARCHITECTURE §6).
+ * The tensors themselves, plus which request owns each one (docs/architecture.md#tensor-lifetime).
  *
  * <p>Holds each tensor's {@link DeviceBuffer} and an optional host copy, and the one request-keyed map
  * (request → uuids), which exists only so a request teardown can find what to free: uuids are globally unique
@@ -42,8 +42,8 @@ import io.mstar.tensor.device.DeviceBuffer;
  *
  * <p><b>Errors.</b> A uuid the store does not hold, a uuid put twice, or a malformed batch is a
  * {@link TensorStoreException} with the uuid and a reason, counted in {@link #errorCounts()} – never a silent
- * return (STYLE §8). Errors the bookkeeper raises are counted by the bookkeeper. Puts are validated before
- * anything is written, so a refused put changes nothing.
+ * return (docs/architecture.md#explicit-handover-of-tensors). Errors the bookkeeper raises are counted by the
+ * bookkeeper. Puts are validated before anything is written, so a refused put changes nothing.
  *
  * <p>Owned by the engine loop; not thread-safe. The store binds to the first thread that calls it (or to the
  * one given to {@link #confineTo}) and every method fails with {@link IllegalStateException} on another one.
@@ -231,7 +231,7 @@ public final class TensorStore {
 
     /**
      * Shutdown: removes every tensor held, whichever request owns it. The engine loop calls this as it stops
-     * (STYLE §4: the owner releases); failures are handled as in {@link #removeRequest}.
+     * (docs/architecture.md#the-owner-releases); failures are handled as in {@link #removeRequest}.
      *
      * @return how many tensors were removed
      */

@@ -6,7 +6,7 @@ import java.util.Set;
 import java.util.random.RandomGenerator;
 
 /**
- * Mints tensor uuids that are globally unique without coordination (ARCHITECTURE §2).
+ * Mints tensor uuids that are globally unique without coordination (docs/architecture.md#entities-and-ids).
  *
  * <h2>Layout of one uuid (a {@code long})</h2>
  * <pre>
@@ -83,7 +83,7 @@ public final class TensorUuids {
     }
 
     /**
-     * The ordinal of an entity id as ARCHITECTURE §2 names them.
+     * The ordinal of an entity id as docs/architecture.md#entities-and-ids names them.
      *
      * @throws IllegalArgumentException for anything but {@code conductor} or {@code worker-<n>} in range
      */

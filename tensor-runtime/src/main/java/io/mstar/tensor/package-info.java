@@ -1,5 +1,5 @@
 /**
- * Tensor lifetime on one entity (ARCHITECTURE §6).
+ * Tensor lifetime on one entity (docs/architecture.md#tensor-lifetime).
  *
  * <ul>
  *   <li>{@link io.mstar.tensor.TensorStore}: the tensors (device buffers, optional host copies) and the one

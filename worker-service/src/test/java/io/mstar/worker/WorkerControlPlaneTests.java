@@ -164,7 +164,10 @@ class WorkerControlPlaneTests {
         assertThat(dataPlane.sessionId()).matches(".+:[1-9][0-9]*");
     }
 
-    /** STYLE §9: the scrape holds every meter the role declares, under the Prometheus name operators query. */
+    /**
+     * The scrape holds every meter the role declares, under the Prometheus name operators query
+     * (docs/architecture.md#meters-declared-once-per-role).
+     */
     private void assertScrapeHoldsEveryDeclaredMeter() {
         ControlPlaneScrape.assertHoldsEveryDeclaredMeter(prometheus(), ControlPlaneMeters.Role.WORKER);
     }

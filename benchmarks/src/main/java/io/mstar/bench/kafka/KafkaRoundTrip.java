@@ -263,7 +263,8 @@ public final class KafkaRoundTrip {
 
     private ProducerRecord<Long, byte[]> record(String to, long sequence, long sentAt) {
         ProducerRecord<Long, byte[]> record = new ProducerRecord<>(to, sequence, envelope);
-        // The headers every control message carries (ARCHITECTURE §3.2), so record size is real.
+        // The headers every control message carries, so record size is real
+        // (docs/architecture.md#topics-keys-and-headers).
         record.headers()
                 .add("mstar-sender", "worker-1".getBytes(StandardCharsets.UTF_8))
                 .add("mstar-incarnation", "5f0c8a3e9b7d4e21".getBytes(StandardCharsets.UTF_8))

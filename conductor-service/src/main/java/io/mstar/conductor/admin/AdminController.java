@@ -25,7 +25,7 @@ import io.mstar.conductor.lifecycle.RequestState;
 import io.mstar.conductor.lifecycle.RequestView;
 import reactor.core.publisher.Mono;
 
-/** The admin API (ARCHITECTURE §11); authenticated by {@link AdminAuthFilter}; every action is logged. */
+/** The admin API (docs/architecture.md#admin-api); authenticated by {@link AdminAuthFilter}; every action is logged. */
 @RestController
 class AdminController {
 

@@ -28,9 +28,9 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The public API (ARCHITECTURE §11): submit, stream or collect, status, cancel ({@code GET /v1/models} is
- * {@code io.mstar.conductor.openai}'s, which lists in both shapes). Handlers run on Netty
- * threads and only validate, decode and ask the lifecycle loop; they never touch request state.
+ * The public API (docs/architecture.md#public-api): submit, stream or collect, status, cancel ({@code GET /v1/models}
+ * is {@code io.mstar.conductor.openai}'s, which lists in both shapes). Handlers run on Netty threads and only validate,
+ * decode and ask the lifecycle loop; they never touch request state.
  */
 @RestController
 class RequestController {

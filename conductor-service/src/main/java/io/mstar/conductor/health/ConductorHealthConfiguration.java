@@ -17,7 +17,7 @@ import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.KafkaReachability;
 
 /**
- * Health of the conductor (ARCHITECTURE §11). The readiness group ({@code application.yaml}) holds
+ * Health of the conductor (docs/architecture.md#health). The readiness group ({@code application.yaml}) holds
  * {@code kafka} (the cluster answers and the inbox is positioned), {@code workers} (every configured worker
  * set up and not lost) and {@code lifecycleLoop}; liveness holds only {@code lifecycleLoop}, which depends on
  * nothing downstream: a broker outage makes the conductor unready, never restarted.

@@ -22,8 +22,8 @@ import io.mstar.wire.WorkerGraphsDone;
 import reactor.core.publisher.Mono;
 
 /**
- * The conductor's one owner thread, {@code mstar-conductor-lifecycle} (ARCHITECTURE §3.3). It owns all
- * conductor state — the {@link WorkerRegistry} and the {@link RequestLifecycle} — so that state needs no locks.
+ * The conductor's one owner thread, {@code mstar-conductor-lifecycle} (docs/architecture.md#inside-a-service). It owns
+ * all conductor state — the {@link WorkerRegistry} and the {@link RequestLifecycle} — so that state needs no locks.
  * Listener threads {@link #deliver} decoded messages; anything else {@link #ask}s / {@link #askRequests} through a
  * {@link Mono} run on this thread, or reads what the loop publishes: the registry {@link #snapshot()}, the request
  * counts and the {@link #heartbeatAge()} liveness watches. The thread, queue and heartbeat are an {@link OwnerLoop};

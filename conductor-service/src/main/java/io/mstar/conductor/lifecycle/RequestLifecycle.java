@@ -51,9 +51,10 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 
 /**
- * Every request's life on the conductor (ARCHITECTURE §5, §7; docs/request-flow.md): admission, inputs, walks,
- * outputs, teardown. Owned by the lifecycle loop: every method runs there (checked), so the state needs no locks;
- * other threads reach it through {@link LifecycleLoop} and read the {@link #published()} counts.
+ * Every request's life on the conductor (docs/architecture.md#a-requests-life,
+ * docs/architecture.md#teardown-abort-and-failure; docs/request-flow.md): admission, inputs, walks, outputs, teardown.
+ * Owned by the lifecycle loop: every method runs there (checked), so the state needs no locks; other threads reach it
+ * through {@link LifecycleLoop} and read the {@link #published()} counts.
  *
  * <p>Each request moves only through {@link #move}, which applies {@link RequestState#next} and updates the
  * metrics at the edges. {@link PassRouting} works out where a pass's inputs go; this class sends them. Outputs

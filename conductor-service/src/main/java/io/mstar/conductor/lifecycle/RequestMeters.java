@@ -12,9 +12,9 @@ import io.mstar.loop.OwnerLoop;
 import io.mstar.metrics.RegisteredMeters;
 
 /**
- * The request lifecycle's meters, declared once (STYLE §9). Tags are bounded: {@code model} (deployment config),
- * {@code status} ({@link Outcome}), {@code error_type} ({@code ErrorType} or {@code none}), {@code reason}
- * ({@link AbortReason}), {@code walk} (the model's walks).
+ * The request lifecycle's meters, declared once (docs/architecture.md#meters-declared-once-per-role). Tags are bounded:
+ * {@code model} (deployment config), {@code status} ({@link RequestOutcome}), {@code error_type} ({@code ErrorType} or
+ * {@code none}), {@code reason} ({@link AbortReason}), {@code walk} (the model's walks).
  * <ul>
  *   <li>{@code mstar.conductor.requests} (counter; model, status, error_type): ended requests;</li>
  *   <li>{@code mstar.conductor.requests.in.flight} / {@code .queued} (gauges): admitted and waiting requests;</li>

@@ -1,8 +1,9 @@
 package io.mstar.conductor.lifecycle;
 
 /**
- * Where a request is in its life (ARCHITECTURE §5, §7). The only way to move is {@link #next(RequestEvent)},
- * which rejects an illegal move naming both ends; every (state, event) pair is pinned by a test.
+ * Where a request is in its life (docs/architecture.md#a-requests-life,
+ * docs/architecture.md#teardown-abort-and-failure). The only way to move is {@link #next(RequestEvent)}, which rejects
+ * an illegal move naming both ends; every (state, event) pair is pinned by a test.
  *
  * <pre>
  *   QUEUED  --ADMIT-->           RUNNING

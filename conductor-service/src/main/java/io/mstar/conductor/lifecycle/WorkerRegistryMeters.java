@@ -13,8 +13,9 @@ import io.mstar.messaging.EntityId;
 import io.mstar.metrics.RegisteredMeters;
 
 /**
- * The worker registry's meters, declared once (STYLE §9). Tagged by worker id, which is bounded by the
- * deployment config; registered up front for every configured worker so series exist from the start.
+ * The worker registry's meters, declared once (docs/architecture.md#meters-declared-once-per-role). Tagged by worker
+ * id, which is bounded by the deployment config; registered up front for every configured worker so series exist from
+ * the start.
  * <ul>
  *   <li>{@code mstar.conductor.workers} (gauge, tag {@code state}): configured workers per lifecycle state;</li>
  *   <li>{@code mstar.conductor.worker.restarts} (counter, tag {@code worker}): new incarnations seen;</li>

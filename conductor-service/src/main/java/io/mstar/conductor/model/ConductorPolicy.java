@@ -3,10 +3,10 @@ package io.mstar.conductor.model;
 import java.util.Map;
 
 /**
- * The model-specific part of the conductor (ARCHITECTURE §5 step 7): which walk each partition starts with and
- * what it does after each pass. The conductor owns routing, hand-out counting, seeds and teardown; a policy only
- * decides. Implementations are stateless: everything they need arrives in the arguments, so one instance serves
- * every request and the calls can be tested alone. Called on the lifecycle loop.
+ * The model-specific part of the conductor (docs/architecture.md#a-requests-life, step 6): which walk each partition
+ * starts with and what it does after each pass. The conductor owns routing, hand-out counting, seeds and teardown; a
+ * policy only decides. Implementations are stateless: everything they need arrives in the arguments, so one instance
+ * serves every request and the calls can be tested alone. Called on the lifecycle loop.
  */
 public interface ConductorPolicy {
 

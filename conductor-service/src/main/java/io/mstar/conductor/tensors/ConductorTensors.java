@@ -17,10 +17,10 @@ import io.mstar.tensor.transport.ServedTensors;
 import io.mstar.tensor.transport.TensorReader;
 
 /**
- * The conductor's tensors (ARCHITECTURE §5 step 2, §10): the client's inputs, stored persisted on a
- * {@link HostDevice} under uuids of the conductor's ordinal and served to workers through {@link ServedTensors}
- * (the {@code TensorServer} on the data port serves that source); and reads of client-bound outputs through a
- * {@link TensorReader}.
+ * The conductor's tensors (docs/architecture.md#a-requests-life, step 2; docs/architecture.md#data-plane): the client's
+ * inputs, stored persisted on a {@link HostDevice} under uuids of the conductor's ordinal and served to workers through
+ * {@link ServedTensors} (the {@code TensorServer} on the data port serves that source); and reads of client-bound
+ * outputs through a {@link TensorReader}.
  *
  * <p>Owned by the lifecycle loop: the store binds to it on first use. Input tensors live until their request is
  * removed ({@link #removeRequest}); workers' acks of them are not counted (they cannot reach the conductor's topic,

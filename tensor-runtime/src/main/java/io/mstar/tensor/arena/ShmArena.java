@@ -30,7 +30,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * (rare: growth is bounded, spills are the overflow path).
  *
  * <p>{@link #free} hands the slot back for reuse at once: the caller guarantees that no peer may still
- * read it (ARCHITECTURE §6: the tensor's acks are in, and no server read has it pinned).
+ * read it (docs/architecture.md#tensor-lifetime: the tensor's acks are in, and no server read has it pinned).
  *
  * <p>Whoever creates the arena closes it: {@link #close()} deletes its segments and spill files. A
  * process that died without closing leaves files named for its pid; the next arena opened on the same

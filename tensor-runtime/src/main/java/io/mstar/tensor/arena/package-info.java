@@ -1,5 +1,5 @@
 /**
- * The producer's shared-memory arena (ARCHITECTURE §10): {@link io.mstar.tensor.arena.ShmArena}
+ * The producer's shared-memory arena (docs/architecture.md#data-plane): {@link io.mstar.tensor.arena.ShmArena}
  * places tensors in named, memory-mapped segment files (default {@code /dev/shm}), spills beyond its
  * cap to per-tensor files, reports segments and placements to the bookkeeper
  * ({@link io.mstar.tensor.arena.ShmPlacementListener}), and sweeps files of dead owners at start-up.

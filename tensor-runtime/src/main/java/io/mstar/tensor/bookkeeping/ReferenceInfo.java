@@ -13,7 +13,7 @@ public record ReferenceInfo(long refCnt, boolean persist, boolean memRegistered)
 
     public static final ReferenceInfo FRESH = new ReferenceInfo(0, false, false);
 
-    /** No references left and not being persisted for the conductor (ARCHITECTURE §6). */
+    /** No references left and not being persisted for the conductor (docs/architecture.md#tensor-lifetime). */
     public boolean collectable() {
         return refCnt <= 0 && !persist;
     }

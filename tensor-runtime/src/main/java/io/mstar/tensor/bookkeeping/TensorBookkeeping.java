@@ -11,19 +11,20 @@ import java.util.Set;
  *
  * <p>{@code TensorStore} holds the tensors; this holds everything else per uuid – the reference count, the persist
  * flag, whether the memory was registered for remote reads, the descriptor ({@link #getInfo}) and its arena
- * placement – keyed by nothing but the globally unique 64-bit uuid (ARCHITECTURE §2, §6).
+ * placement – keyed by nothing but the globally unique 64-bit uuid (docs/architecture.md#entities-and-ids,
+ * docs/architecture.md#tensor-lifetime).
  *
- * <p>Rules (ARCHITECTURE §6): a tensor is collectable when {@code refCnt <= 0} and it is not persisted. Counts may
- * dip below zero for a while (an unpersist can arrive after the acks it covers). Nothing here frees anything: the
- * caller asks ({@link #canGc}, or the answer of a batched dereference) and frees exactly once, then forgets the
- * record ({@link #forgetTensor}, or {@code cleanup} on the batched dereference).
+ * <p>Rules (docs/architecture.md#tensor-lifetime): a tensor is collectable when {@code refCnt <= 0} and it is not
+ * persisted. Counts may dip below zero for a while (an unpersist can arrive after the acks it covers). Nothing here
+ * frees anything: the caller asks ({@link #canGc}, or the answer of a batched dereference) and frees exactly once, then
+ * forgets the record ({@link #forgetTensor}, or {@code cleanup} on the batched dereference).
  *
  * <p>Errors: any call that names a uuid with no record – dereferencing, incrementing, forgetting, setting a flag,
  * asking {@link #canGc} or {@link #isRegistered} – throws {@link TensorStoreException} with reason
- * {@code UNKNOWN_UUID} and is counted in {@link #errors()}; never a silent return (STYLE §8: a double free must not
- * vanish). The one exception is {@link #getInfo}, which answers {@code null} because "no descriptor here" is a
- * legitimate answer to a lookup. A batch is validated before anything in it is applied, so a refused batch
- * changes nothing.
+ * {@code UNKNOWN_UUID} and is counted in {@link #errors()}; never a silent return
+ * (docs/architecture.md#explicit-handover-of-tensors: a double free must not vanish). The one exception is
+ * {@link #getInfo}, which answers {@code null} because "no descriptor here" is a legitimate answer to a lookup. A batch
+ * is validated before anything in it is applied, so a refused batch changes nothing.
  *
  * <p>The defaults of the batched forms loop, so a backend only overrides where batching buys something. They take
  * parallel primitive arrays rather than a list of pairs: nothing is boxed per tensor.

@@ -19,7 +19,9 @@ public class TensorStoreException extends RuntimeException {
     public enum Reason {
         /** The uuid has no record: never stored, or already forgotten (freed). */
         UNKNOWN_UUID,
-        /** A put for a uuid that already has a record; uuids are minted once (ARCHITECTURE §2). */
+        /**
+         * A put for a uuid that already has a record; uuids are minted once (docs/architecture.md#entities-and-ids).
+         */
         DUPLICATE_UUID,
         /** A malformed call: parallel arrays of different lengths, an unregistered segment, a bad column. */
         INVALID_ARGUMENT

@@ -17,8 +17,8 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * The producer's publish path (ARCHITECTURE §6, §10): makes stored tensors readable by peers before their
- * descriptors leave this process, and takes them back when the store frees them.
+ * The producer's publish path (docs/architecture.md#tensor-lifetime, docs/architecture.md#data-plane): makes stored
+ * tensors readable by peers before their descriptors leave this process, and takes them back when the store frees them.
  *
  * <p>{@link #publish} stages each tensor into a slot of the producer's {@link ShmArena} (a peer on this host
  * reads the slot; one on another host gets the same bytes from the {@link TensorServer}, which serves
@@ -31,14 +31,15 @@ import java.util.Set;
  * read the staged copy, never the device buffer – and the arena slot is released through {@link ServedTensors},
  * which frees it now or, while a server read has it pinned, at that read's last unpin. A peer reading the arena
  * directly takes no pin: that it has finished is what its ack (or, at teardown, {@code ReadsDone}) says, and the
- * store only removes a tensor after those (ARCHITECTURE §6).
+ * store only removes a tensor after those (docs/architecture.md#tensor-lifetime).
  *
  * <p>Threads: owned by the engine loop, like the store – {@link #publish} and {@link #release} run there and
  * the published-uuid set is not thread-safe. The server's I/O threads touch only {@link ServedTensors}
  * (thread-safe), and a deferred slot free runs on the unpinning I/O thread, which is why the arena's free is
  * thread-safe. Nothing here is closed: the arena, the device and the server belong to whoever created them
- * (STYLE §10). At shutdown the owner removes the store's tensors, then closes the server (ending its reads, which
- * runs the deferred frees), and only then the arena: a free reaching a closed arena fails.
+ * (docs/architecture.md#whoever-creates-closes). At shutdown the owner removes the store's tensors, then closes the
+ * server (ending its reads, which runs the deferred frees), and only then the arena: a free reaching a closed arena
+ * fails.
  */
 public final class TensorPublisher implements TensorRelease {
 
@@ -77,9 +78,9 @@ public final class TensorPublisher implements TensorRelease {
      * reads over HTTP, which serves the spill file's mapping).
      *
      * <p>Before copying, each device the tensors live on is synchronized once: the kernels that produced them
-     * may still be running on its streams, and "descriptors are published only after the producing device work
-     * completed" (ARCHITECTURE §6). A per-tensor event recorded by the kernel launcher would wait for less; this
-     * is the simple correct form until the engine records one.
+     * may still be running on its streams, and a descriptor leaves the process only after the device work that
+     * produced its tensor has completed (docs/architecture.md#tensor-lifetime). A per-tensor event recorded by the
+     * kernel launcher would wait for less; this is the simple correct form until the engine records one.
      *
      * <p>All or nothing: the batch is validated first (stored here, not yet published, no repeats), and a
      * failure past that – an arena or device error, a bookkeeper refusal – frees the slots already taken and

@@ -1,5 +1,5 @@
 /**
- * The data plane (ARCHITECTURE §10): the producer's {@link io.mstar.tensor.transport.TensorServer}
+ * The data plane (docs/architecture.md#data-plane): the producer's {@link io.mstar.tensor.transport.TensorServer}
  * ({@code GET /tensors/{uuid}}, byte ranges, 404 unknown / 410 freed, reads pin) over a
  * {@link io.mstar.tensor.transport.TensorSource}, fed with staged store tensors by the
  * {@link io.mstar.tensor.transport.TensorPublisher} (also the store's release, so a removal frees the

@@ -12,11 +12,11 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * ARCHITECTURE §6 on the producer side: a persisted output is stored with a +1 safety hold, which is replaced by
- * the number of routed copies; every {@code TensorReceived} acks −k (k reads); {@code UnpersistTensors} adds n
- * (the times the conductor handed the descriptor out) and clears persist. Whatever the order those messages
- * arrive in – every permutation of small cases – the tensor becomes collectable exactly when the last of them
- * has arrived, and is freed once.
+ * Tensor lifetime (docs/architecture.md#tensor-lifetime) on the producer side: a persisted output is stored with a +1
+ * safety hold, which is replaced by the number of routed copies; every {@code TensorReceived} acks −k (k reads);
+ * {@code UnpersistTensors} adds n (the times the conductor handed the descriptor out) and clears persist. Whatever the
+ * order those messages arrive in – every permutation of small cases – the tensor becomes collectable exactly when the
+ * last of them has arrived, and is freed once.
  */
 class UnpersistAndAckOrderTests {
 

@@ -15,7 +15,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The scrape shows the declared names (ARCHITECTURE §11) and nothing is left after close. */
+/** The scrape shows the declared names (docs/architecture.md#metrics) and nothing is left after close. */
 class TransportMeterNamesTests {
 
     @TempDir

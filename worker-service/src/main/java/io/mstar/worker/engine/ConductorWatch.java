@@ -5,10 +5,10 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Whether the conductor that drives this worker's requests is still there (ARCHITECTURE §3, restarts). Every record
- * the conductor sends proves it alive; its {@code ConductorHeartbeat} says how often to expect one. A new
- * incarnation, or silence for {@link #LOSS_INTERVALS} heartbeat intervals, means the requests here have nobody left
- * to finish or remove them. Owned by the engine loop.
+ * Whether the conductor that drives this worker's requests is still there (docs/architecture.md#restarts-and-ordering).
+ * Every record the conductor sends proves it alive; its {@code ConductorHeartbeat} says how often to expect one. A new
+ * incarnation, or silence for {@link #LOSS_INTERVALS} heartbeat intervals, means the requests here have nobody left to
+ * finish or remove them. Owned by the engine loop.
  */
 final class ConductorWatch {
 

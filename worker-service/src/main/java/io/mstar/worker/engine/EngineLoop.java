@@ -21,8 +21,8 @@ import io.mstar.wire.WorkerMessageType;
 import reactor.core.publisher.Mono;
 
 /**
- * The worker's one owner thread, {@code mstar-worker-<n>-engine-loop} (ARCHITECTURE §9). Every piece of
- * request, graph and tensor state will be owned here; listener threads {@link #deliver} decoded messages and
+ * The worker's one owner thread, {@code mstar-worker-<n>-engine-loop} (docs/architecture.md#worker-internals). Every
+ * piece of request, graph and tensor state will be owned here; listener threads {@link #deliver} decoded messages and
  * anything else {@link #ask}s through a {@link Mono} run on this thread, or reads what the loop publishes
  * ({@link #heartbeatAge()}). The thread, queue and heartbeat are an {@link OwnerLoop}; this class adds what the
  * worker does on it.

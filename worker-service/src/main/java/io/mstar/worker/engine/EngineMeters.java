@@ -14,9 +14,10 @@ import io.mstar.metrics.MeterDeclaration;
 import io.mstar.metrics.RegisteredMeters;
 
 /**
- * The engine's meters, declared once (STYLE §9). Tags are bounded: model, node, walk, reason — never a request.
- * Live tensors by state and device bytes are {@code TensorMeters}' (tensor-runtime), registered next to these.
- * Counters and timers are updated on the engine loop; gauges read the published {@link EngineSnapshot}.
+ * The engine's meters, declared once (docs/architecture.md#meters-declared-once-per-role). Tags are bounded: model,
+ * node, walk, reason — never a request. Live tensors by state and device bytes are {@code TensorMeters}'
+ * (tensor-runtime), registered next to these. Counters and timers are updated on the engine loop; gauges read the
+ * published {@link EngineSnapshot}.
  */
 public final class EngineMeters implements AutoCloseable {
 

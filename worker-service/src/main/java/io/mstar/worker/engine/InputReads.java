@@ -20,9 +20,10 @@ import io.mstar.wire.TensorReceived;
 import io.mstar.wire.WorkerMessage;
 
 /**
- * A pass's input tensors on their way into this worker (ARCHITECTURE §6, docs/request-flow.md): each is taken from
- * the local store or read from its producer, counted in flight on its request until it lands (what {@link ReadsDone}
- * waits for), acknowledged with {@link TensorReceived} through {@link TensorAcks}, and handed to its node.
+ * A pass's input tensors on their way into this worker (docs/architecture.md#tensor-lifetime, docs/request-flow.md):
+ * each is taken from the local store or read from its producer, counted in flight on its request until it lands (what
+ * {@link ReadsDone} waits for), acknowledged with {@link TensorReceived} through {@link TensorAcks}, and handed to its
+ * node.
  *
  * <p>Owned by the engine loop, like the {@link WorkerEngine} that calls it and the {@link WorkerRequest}s it counts
  * on: every method runs there, so nothing is locked. Reads complete on transport threads and come back through

@@ -14,9 +14,9 @@ import io.mstar.wire.StopLoops;
 import io.mstar.wire.WorkerMessage;
 
 /**
- * A loop's side of a node's outputs (ARCHITECTURE §8): loop-backs into next-iteration slots, kept loop and
- * accumulated outputs, the step to the next iteration or the loop's end, and {@code StopLoops} to the peers running
- * pieces of the same loop. Owned by the engine loop.
+ * A loop's side of a node's outputs (docs/architecture.md#loops-and-streaming): loop-backs into next-iteration slots,
+ * kept loop and accumulated outputs, the step to the next iteration or the loop's end, and {@code StopLoops} to the
+ * peers running pieces of the same loop. Owned by the engine loop.
  */
 final class LoopAdvance {
 

@@ -11,9 +11,9 @@ import io.mstar.graph.Loop;
 import io.mstar.graph.NameAndDestination;
 
 /**
- * One loop of a pass (ARCHITECTURE §8): how many iterations it runs, whether a finish signal or a {@code StopLoops}
- * ended it, and the tensors it keeps across iterations — external inputs to re-ingest, the last iteration's loop
- * outputs, the accumulated outputs. Every kept tensor holds one reference. Owned by the engine loop.
+ * One loop of a pass (docs/architecture.md#loops-and-streaming): how many iterations it runs, whether a finish signal
+ * or a {@code StopLoops} ended it, and the tensors it keeps across iterations — external inputs to re-ingest, the last
+ * iteration's loop outputs, the accumulated outputs. Every kept tensor holds one reference. Owned by the engine loop.
  */
 final class LoopState {
 

@@ -7,10 +7,10 @@ import io.mstar.graph.NestedLoopIndices;
 import io.mstar.wire.StopLoops;
 
 /**
- * A peer's {@code StopLoops} for a disaggregated loop (ARCHITECTURE §8): applied once per loop instance. A stop is
- * new only if its position is strictly later ({@code label_context_gt}) than the last one applied for that loop, and
- * it ends only the loop instance it names: the running pass's if the positions agree, else the pass that starts
- * later at that position (the peer finished before this worker's piece began). Owned by the engine loop.
+ * A peer's {@code StopLoops} for a disaggregated loop (docs/architecture.md#loops-and-streaming): applied once per loop
+ * instance. A stop is new only if its position is strictly later ({@code label_context_gt}) than the last one applied
+ * for that loop, and it ends only the loop instance it names: the running pass's if the positions agree, else the pass
+ * that starts later at that position (the peer finished before this worker's piece began). Owned by the engine loop.
  */
 final class LoopStops {
 

@@ -1,8 +1,8 @@
 package io.mstar.worker.engine;
 
 /**
- * A request's life on a worker (STYLE §5). Removal is not a phase: a removed request leaves the engine and becomes a
- * tombstone.
+ * A request's life on a worker (docs/architecture.md#lifecycles-as-enums). Removal is not a phase: a removed request
+ * leaves the engine and becomes a tombstone.
  */
 enum RequestPhase {
     /** Running passes. */

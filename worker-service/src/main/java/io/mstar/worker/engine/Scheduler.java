@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Continuous batching (ARCHITECTURE §9): ready nodes are kept per (model, node, walk); each batch serves the key
- * that was served least recently, with every request ready for it, up to the batch limit. Requests join and leave
- * between batches. Owned by the engine loop.
+ * Continuous batching (docs/architecture.md#worker-internals): ready nodes are kept per (model, node, walk); each batch
+ * serves the key that was served least recently, with every request ready for it, up to the batch limit. Requests join
+ * and leave between batches. Owned by the engine loop.
  */
 final class Scheduler {
 

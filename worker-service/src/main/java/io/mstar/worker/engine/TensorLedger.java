@@ -12,9 +12,9 @@ import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.worker.kernel.Tensor;
 
 /**
- * The engine's use of the tensor store (ARCHITECTURE §6): stores outputs and received copies under fresh uuids,
- * takes and drops references, frees a tensor the moment it becomes collectable, and publishes a tensor before its
- * descriptor leaves the process. Owned by the engine loop.
+ * The engine's use of the tensor store (docs/architecture.md#tensor-lifetime): stores outputs and received copies under
+ * fresh uuids, takes and drops references, frees a tensor the moment it becomes collectable, and publishes a tensor
+ * before its descriptor leaves the process. Owned by the engine loop.
  */
 final class TensorLedger {
 

@@ -24,8 +24,9 @@ import io.mstar.tensor.transport.TensorServer;
 
 /**
  * Builds a worker's data plane — device, store, arena, publisher, tensor server on the data port, reader — and closes
- * what it built in the safe order (ARCHITECTURE §10): the store must be emptied on the engine loop first; then the
- * server (ending its reads, which runs deferred slot frees), the arena, the reader, the device.
+ * what it built in the safe order (docs/architecture.md#whoever-creates-closes): the store must be emptied on the
+ * engine loop first; then the server (ending its reads, which runs deferred slot frees), the arena, the reader, the
+ * device.
  */
 public final class WorkerDataPlane implements AutoCloseable {
 

@@ -51,10 +51,10 @@ import io.mstar.worker.streaming.StreamEntry;
 import io.mstar.worker.streaming.StreamRelease;
 
 /**
- * What a worker does with requests (ARCHITECTURE §5–§9, docs/request-flow.md, docs/worker-runtime.md): request
- * lifecycle, parking and tombstones, passes, loops, batching and routing; input reads and their acks are
- * {@link InputReads}'. Every method runs on the engine loop, which owns all of this state; read completions come back
- * through {@code loopExecutor}. Other threads read only the published {@link EngineSnapshot} and
+ * What a worker does with requests (docs/architecture.md#worker-internals, docs/request-flow.md,
+ * docs/worker-runtime.md): request lifecycle, parking and tombstones, passes, loops, batching and routing; input reads
+ * and their acks are {@link InputReads}'. Every method runs on the engine loop, which owns all of this state; read
+ * completions come back through {@code loopExecutor}. Other threads read only the published {@link EngineSnapshot} and
  * {@link #deviceHealthy()}.
  */
 public final class WorkerEngine {
@@ -866,7 +866,7 @@ public final class WorkerEngine {
                 reads, tombstones.size(), tensors);
     }
 
-    /** Frees everything at shutdown, on the loop (STYLE §4: the owner releases). */
+    /** Frees everything at shutdown, on the loop (docs/architecture.md#the-owner-releases). */
     public void shutdown() {
         try {
             ledger.store().removeAll();

@@ -13,7 +13,7 @@ import io.mstar.worker.engine.SetupDoneAcks;
 import io.mstar.worker.engine.WorkerProperties;
 
 /**
- * Health of a worker (ARCHITECTURE §11). Readiness ({@code application.yaml}) holds {@code setupDone}: the
+ * Health of a worker (docs/architecture.md#health). Readiness ({@code application.yaml}) holds {@code setupDone}: the
  * inbox is positioned and the broker acknowledged a {@code SetupDone} within three intervals, which proves
  * both start-up and Kafka reachability; device health joins it with the device. Liveness holds only
  * {@code engineLoop}, which depends on nothing downstream.

@@ -5,7 +5,7 @@ import java.util.List;
 import io.mstar.tensor.device.Device;
 
 /**
- * An autoregressive node (ARCHITECTURE §9, docs/streaming-and-kv.md): the engine keeps one paged
+ * An autoregressive node (docs/architecture.md#worker-internals, docs/streaming-and-kv.md): the engine keeps one paged
  * {@link io.mstar.worker.kv.KvCache} per such node on the worker's device, sized by the model's {@code kv_cache}
  * settings and {@link #bytesPerToken()}. Before each batch it reserves {@link #tokensToAppend} positions per call
  * and hands the kernel, per call, a {@link KvStep}: the cache, the reserved slots and the request's sampling. A

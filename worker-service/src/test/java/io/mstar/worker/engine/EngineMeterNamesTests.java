@@ -7,7 +7,10 @@ import org.junit.jupiter.api.Test;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
-/** STYLE §9: every declared engine meter shows up in the scrape under the name operators query, bounded tags only. */
+/**
+ * Every declared engine meter shows up in the scrape under the name operators query, bounded tags only
+ * (docs/architecture.md#meters-declared-once-per-role).
+ */
 class EngineMeterNamesTests {
 
     @Test

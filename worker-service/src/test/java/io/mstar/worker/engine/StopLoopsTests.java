@@ -29,10 +29,10 @@ import io.mstar.worker.kernel.NodeKernel;
 import io.mstar.worker.kernel.NodeResult;
 
 /**
- * A disaggregated loop (ARCHITECTURE §8): the body is {@code Parallel(a, b)} with {@code a} on worker 0 and
- * {@code b} on worker 1, each with a local loop-back, so each worker runs its own piece of one loop. {@code a}'s
- * finish must stop {@code b}'s piece through {@code StopLoops}; a stop applies once per loop instance.
- * Both kernels emit their state + 1 every iteration, so the emitted values count iterations.
+ * A disaggregated loop (docs/architecture.md#loops-and-streaming): the body is {@code Parallel(a, b)} with {@code a} on
+ * worker 0 and {@code b} on worker 1, each with a local loop-back, so each worker runs its own piece of one loop.
+ * {@code a}'s finish must stop {@code b}'s piece through {@code StopLoops}; a stop applies once per loop instance. Both
+ * kernels emit their state + 1 every iteration, so the emitted values count iterations.
  */
 class StopLoopsTests extends ToyWorkers {
 

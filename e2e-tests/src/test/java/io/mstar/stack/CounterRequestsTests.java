@@ -19,6 +19,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
+import io.mstar.testing.Seeds;
+
 /**
  * The {@code counter} model end to end: a real broker, the conductor and two worker processes, the
  * model's prefill split across both. Every request's outputs are checked against {@link CounterOracle},
@@ -36,8 +38,7 @@ class CounterRequestsTests {
 
     @Test
     void fiftyConcurrentRequestsStreamingAndNotAllGetTheirExactOutputs() throws Exception {
-        long seed = Long.getLong("mstar.test.seed", System.nanoTime());
-        System.out.println("[seed] CounterRequestsTests.fiftyConcurrent runs with -Dmstar.test.seed=" + seed);
+        long seed = Seeds.of("CounterRequestsTests.fiftyConcurrent");
         Random random = new Random(seed);
         ExecutorService pool = Executors.newFixedThreadPool(50);
         try {

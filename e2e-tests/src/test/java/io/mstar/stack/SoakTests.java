@@ -3,6 +3,7 @@ package io.mstar.stack;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.mstar.model.ToyTtsModel;
+import io.mstar.testing.Seeds;
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -30,7 +31,7 @@ import tools.jackson.databind.node.ObjectNode;
  * and first transfers in flight), mid-loop, and by the client disconnecting mid-stream. Every completed request is
  * checked: the counter exactly against its oracle, a toy-tts request byte for byte and a minilm-embed sentence within
  * float rounding against the same request run alone before the soak (so batching with strangers changes nothing). Afterwards no request is left non-terminal and
- * every process is back at baseline ({@link Leaks}); a real Prometheus scrapes every service throughout. Seeded: the seed is printed, {@code -Dmstar.soak.seed} replays it.
+ * every process is back at baseline ({@link Leaks}); a real Prometheus scrapes every service throughout. Seeded: the seed is printed, {@code -Dmstar.test.seed} replays it.
  */
 @Tag("kafka")
 class SoakTests {
@@ -140,8 +141,7 @@ class SoakTests {
 
     @Test
     void aThirdAbortedAtRandomMomentsLeavesNothingBehindAndEveryCompletedRequestIsExact() throws Exception {
-        long seed = Long.getLong("mstar.soak.seed", System.nanoTime());
-        System.out.println("[seed] SoakTests runs with -Dmstar.soak.seed=" + seed);
+        long seed = Seeds.of("SoakTests");
         Random plan = new Random(seed);
         LocalStack stack = STACK.stack();
         String token = stack.adminToken().value();

@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
 
+import io.mstar.testing.Seeds;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
@@ -51,7 +53,7 @@ class MutationTests {
      */
     private static void assertMutantsDecodeOrFailCleanly(String envelope, List<String> types,
             Consumer<byte[]> decodeAndRoundTrip) {
-        long seed = TestSeed.seed("MutationTests." + envelope);
+        long seed = Seeds.of("MutationTests." + envelope);
         Random rnd = new Random(seed);
         int accepted = 0;
         for (String type : types) {

@@ -3,6 +3,8 @@ package io.mstar.wire;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import io.mstar.testing.Seeds;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -18,7 +20,7 @@ class RoundTripTests {
     @ParameterizedTest
     @EnumSource(WorkerMessageType.class)
     void everyWorkerMessageSurvivesARoundTrip(WorkerMessageType type) {
-        long seed = TestSeed.seed("RoundTripTests." + type);
+        long seed = Seeds.of("RoundTripTests." + type);
         RandomMessages random = new RandomMessages(seed);
         for (int i = 0; i < INSTANCES_PER_TYPE; i++) {
             WorkerMessage m = WorkerMessage.of(random.workerBody(type));
@@ -32,7 +34,7 @@ class RoundTripTests {
     @ParameterizedTest
     @EnumSource(ConductorMessageType.class)
     void everyConductorMessageSurvivesARoundTrip(ConductorMessageType type) {
-        long seed = TestSeed.seed("RoundTripTests." + type);
+        long seed = Seeds.of("RoundTripTests." + type);
         RandomMessages random = new RandomMessages(seed);
         for (int i = 0; i < INSTANCES_PER_TYPE; i++) {
             ConductorMessage m = ConductorMessage.of(random.conductorBody(type));

@@ -7,6 +7,7 @@ import io.mstar.graph.TensorPointerInfo;
 import io.mstar.tensor.bookkeeping.TensorBookkeeping;
 import io.mstar.tensor.device.HostBuffer;
 import io.mstar.tensor.device.HostDevice;
+import io.mstar.testing.Baseline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,11 +52,13 @@ final class StoreFixture {
 
     /** Nothing held anywhere: no tensor in the store, no record in the bookkeeper, no buffer on the device. */
     void assertBaseline() {
-        assertThat(store.liveTensorCount()).as("tensors held").isZero();
-        assertThat(store.requestCount()).as("requests with tensors").isZero();
-        assertThat(store.bytesByDevice()).as("bytes by device").isEmpty();
-        assertThat(bookkeeping.liveCount()).as("bookkeeping records").isZero();
-        assertThat(device.stats().bytesInUse()).as("device bytes in use").isZero();
-        assertThat(device.stats().liveBuffers()).as("device buffers live").isZero();
+        Baseline.of("store fixture")
+                .zero("tensors held", store.liveTensorCount())
+                .zero("requests with tensors", store.requestCount())
+                .zero("devices with bytes", store.bytesByDevice().size())
+                .zero("bookkeeping records", bookkeeping.liveCount())
+                .zero("device bytes in use", device.stats().bytesInUse())
+                .zero("device buffers live", device.stats().liveBuffers())
+                .check();
     }
 }

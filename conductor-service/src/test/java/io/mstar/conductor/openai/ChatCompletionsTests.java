@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import io.mstar.conductor.error.ErrorType;
 import io.mstar.conductor.output.Chunk;
+import io.mstar.testing.Seeds;
 import reactor.core.publisher.Flux;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -99,8 +100,7 @@ class ChatCompletionsTests {
 
     @Test
     void streamedDeltasNeverSplitACharacterAndJoinToTheText() {
-        long seed = System.nanoTime();
-        System.out.println("ChatCompletionsTests seed " + seed);
+        long seed = Seeds.of("ChatCompletionsTests");
         Random random = new Random(seed);
         String text = "Grüße, 世界! 😀 ok";
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.mstar.testing.Seeds;
+
 class ArenaPlacementTests {
 
     private static final int KIB = 1024;
@@ -51,8 +53,7 @@ class ArenaPlacementTests {
 
     @Test
     void concurrentAllocateAndFreeNeverOverlapAndReturnToEmpty() throws Exception {
-        long seed = System.nanoTime();
-        System.out.println("ArenaPlacementTests seed=" + seed);
+        long seed = Seeds.of("ArenaPlacementTests");
         RecordingListener listener = new RecordingListener();
         try (ShmArena arena = arena(256 * KIB, 4, listener)) {
             AtomicLong uuids = new AtomicLong();

@@ -1,6 +1,7 @@
 package io.mstar.tensor.bookkeeping;
 
 import io.mstar.graph.TensorPointerInfo;
+import io.mstar.testing.Seeds;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
@@ -33,18 +34,8 @@ class BookkeepingDifferentialTests {
 
     @TestFactory
     Stream<DynamicTest> backendsAgreeWithEachOtherAndTheModel() {
-        List<Long> seeds = new ArrayList<>();
-        String override = System.getProperty("mstar.test.seed");
-        if (override != null && !override.isBlank()) {
-            seeds.add(Long.parseLong(override.trim()));
-        } else {
-            for (long s : FIXED_SEEDS) {
-                seeds.add(s);
-            }
-            seeds.add(System.nanoTime());
-        }
+        List<Long> seeds = Seeds.withFixed("BookkeepingDifferentialTests", FIXED_SEEDS);
         return seeds.stream().map(seed -> DynamicTest.dynamicTest("seed " + seed, () -> {
-            System.out.println("[seed] BookkeepingDifferentialTests runs with -Dmstar.test.seed=" + seed);
             try {
                 new Run(seed).run(OPS_PER_SEED);
             } catch (AssertionError e) {

@@ -14,6 +14,7 @@ import io.mstar.tensor.bookkeeping.Collectable;
 import io.mstar.tensor.bookkeeping.PlainTensorBookkeeping;
 import io.mstar.tensor.device.HostBuffer;
 import io.mstar.tensor.device.HostDevice;
+import io.mstar.testing.Baseline;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
@@ -99,16 +100,18 @@ class PublishCrossProcessTests {
     }
 
     private void assertBaseline() {
-        assertThat(store.liveTensorCount()).as("tensors held").isZero();
-        assertThat(books.liveCount()).as("bookkeeping records").isZero();
-        assertThat(device.stats().bytesInUse()).as("device bytes").isZero();
-        assertThat(device.stats().liveBuffers()).as("device buffers").isZero();
-        assertThat(arena.occupancy().usedBytes()).as("arena bytes used").isZero();
-        assertThat(arena.occupancy().liveSlots()).as("arena slots").isZero();
-        assertThat(arena.occupancy().spilledFiles()).as("spill files").isZero();
-        assertThat(publisher.source().pins()).as("pins").isZero();
-        assertThat(publisher.source().live()).as("served tensors").isZero();
-        assertThat(publisher.publishedCount()).as("published").isZero();
+        Baseline.of("producer")
+                .zero("tensors held", store.liveTensorCount())
+                .zero("bookkeeping records", books.liveCount())
+                .zero("device bytes", device.stats().bytesInUse())
+                .zero("device buffers", device.stats().liveBuffers())
+                .zero("arena bytes used", arena.occupancy().usedBytes())
+                .zero("arena slots", arena.occupancy().liveSlots())
+                .zero("spill files", arena.occupancy().spilledFiles())
+                .zero("pins", publisher.source().pins())
+                .zero("served tensors", publisher.source().live())
+                .zero("published", publisher.publishedCount())
+                .check();
     }
 
     @Test

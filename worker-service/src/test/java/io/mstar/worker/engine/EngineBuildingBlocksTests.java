@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import io.mstar.graph.GraphNode;
 import io.mstar.model.CounterModel;
 import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.testing.Seeds;
 import io.mstar.worker.kernel.counter.CounterHostKernels;
 import io.mstar.worker.streaming.ChunkPolicy;
 import io.mstar.worker.streaming.FixedChunkPolicy;
@@ -38,8 +39,7 @@ class EngineBuildingBlocksTests {
     /** The counter's detok stream as the engine builds it: the policy from the kernels, producer uuids as keys. */
     @Test
     void theCounterStreamCutsChunksOfTwoInRegistrationOrderWhateverOrderTokensLandIn() {
-        long seed = System.nanoTime();
-        System.out.println("EngineBuildingBlocksTests seed " + seed);
+        long seed = Seeds.of("EngineBuildingBlocksTests");
         Random random = new Random(seed);
         ChunkPolicy policy = CounterHostKernels.kernels().chunkPolicy(CounterModel.TOKEN_STREAM);
         assertThat(policy).isEqualTo(new FixedChunkPolicy(CounterModel.CHUNK_SIZE));

@@ -30,6 +30,7 @@ import io.mstar.graph.TensorPointerInfo;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
 import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.testing.Seeds;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.DrainRequest;
 import io.mstar.wire.FailRequests;
@@ -137,8 +138,7 @@ class StreamPolicyEngineTests {
     @Test
     void slidingWindowChunksFollowTheStreamWhateverOrderReadsLandIn() {
         start(new SlidingWindowChunkPolicy(3, 1));
-        long seed = System.nanoTime();
-        System.out.println("StreamPolicyEngineTests seed " + seed);
+        long seed = Seeds.of("StreamPolicyEngineTests");
         Random random = new Random(seed);
         String id = "r-window";
         newSinkRequest(id);

@@ -26,6 +26,7 @@ import io.mstar.tensor.transport.ReaderSettings;
 import io.mstar.tensor.transport.TensorPublisher;
 import io.mstar.tensor.transport.TensorReader;
 import io.mstar.tensor.transport.TensorServer;
+import io.mstar.testing.Baseline;
 import io.mstar.worker.kernel.Int32Tensors;
 import io.mstar.wire.ResultTensors;
 
@@ -115,8 +116,10 @@ final class TestConductor implements AutoCloseable {
 
     /** The conductor's side of the leak check: no tensor and no device byte left. */
     void assertAtBaseline() {
-        assertThat(store.liveTensorCount()).as("conductor tensors").isZero();
-        assertThat(device.stats().bytesInUse()).as("conductor device bytes").isZero();
+        Baseline.of("test conductor")
+                .zero("tensors", store.liveTensorCount())
+                .zero("device bytes", device.stats().bytesInUse())
+                .check();
     }
 
     void removeRequest(String requestId) {

@@ -20,6 +20,7 @@ import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.HostDevice;
+import io.mstar.testing.Baseline;
 import io.mstar.worker.kernel.KernelCatalog;
 
 /** One worker in a test: its real data plane (a host device unless given one, store, arena, HTTP tensor server) and engine loop. */
@@ -113,11 +114,13 @@ final class TestWorker implements AutoCloseable {
      */
     EngineSnapshot assertAtBaseline(long deviceBytes) {
         EngineSnapshot s = snapshot();
-        assertThat(s.requests()).as("%s requests", id).isZero();
-        assertThat(s.tensors().liveTensors()).as("%s live tensors", id).isZero();
-        assertThat(s.readsInFlight()).as("%s reads in flight", id).isZero();
-        assertThat(deviceBytes()).as("%s device bytes beyond what outlives requests", id).isEqualTo(deviceBytes);
-        assertThat(data.arenaOccupancy().liveSlots()).as("%s arena slots", id).isZero();
+        Baseline.of(id.value())
+                .zero("requests", s.requests())
+                .zero("live tensors", s.tensors().liveTensors())
+                .zero("reads in flight", s.readsInFlight())
+                .equal("device bytes (what outlives requests is the baseline)", deviceBytes(), deviceBytes)
+                .zero("arena slots", data.arenaOccupancy().liveSlots())
+                .check();
         return s;
     }
 

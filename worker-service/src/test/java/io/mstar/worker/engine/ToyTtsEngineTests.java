@@ -15,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.SamplingConfig;
+import io.mstar.testing.Seeds;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
 import io.mstar.worker.kernel.tts.ToyTtsSynth;
 
@@ -64,8 +65,7 @@ class ToyTtsEngineTests {
 
     @Test
     void sameRequestAndSeedGiveIdenticalTextAndAudioAcrossRunsDeploymentsAndBatches() throws Exception {
-        long seed = Long.getLong("mstar.test.seed", System.nanoTime());
-        System.out.println("[seed] ToyTtsEngineTests runs with -Dmstar.test.seed=" + seed);
+        long seed = Seeds.of("ToyTtsEngineTests");
         Random random = new Random(seed);
         List<Req> reqs = new ArrayList<>();
         String[] prompts = {"Hello there", "a", "", "The quick brown fox", "ünïcödé ✓"};

@@ -18,6 +18,7 @@ import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.device.DeviceKind;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.testing.Seeds;
 import io.mstar.worker.kernel.tts.HostLmBackend;
 import io.mstar.worker.kernel.tts.LmJob;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
@@ -45,8 +46,7 @@ class ToyTtsOnCudaGpuTests {
         if (!CudaLmBackend.available()) {
             throw new IllegalStateException(CudaLmBackend.unavailableReason().orElseThrow());
         }
-        long seed = Long.getLong("mstar.test.seed", System.nanoTime());
-        System.out.println("[seed] ToyTtsOnCudaGpuTests runs with -Dmstar.test.seed=" + seed);
+        long seed = Seeds.of("ToyTtsOnCudaGpuTests");
         Random random = new Random(seed);
         ToyTtsWeights weights = ToyTtsWeights.generate();
         KvCacheConfig config = new KvCacheConfig(16, 256);

@@ -12,6 +12,7 @@ import java.util.stream.Stream;
 
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.tensor.device.HostDevice;
+import io.mstar.testing.Seeds;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
@@ -31,15 +32,8 @@ class KvCacheRandomizedTests {
 
     @TestFactory
     Stream<DynamicTest> randomAllocationsKeepThePoolConsistent() {
-        List<Long> seeds = new ArrayList<>();
-        String override = System.getProperty("mstar.test.seed");
-        if (override != null && !override.isBlank()) {
-            seeds.add(Long.parseLong(override.trim()));
-        } else {
-            seeds.addAll(List.of(3L, 77L, 20261130L, System.nanoTime()));
-        }
+        List<Long> seeds = Seeds.withFixed("KvCacheRandomizedTests", 3L, 77L, 20261130L);
         return seeds.stream().map(seed -> DynamicTest.dynamicTest("seed " + seed, () -> {
-            System.out.println("[seed] KvCacheRandomizedTests runs with -Dmstar.test.seed=" + seed);
             HostDevice device = new HostDevice();
             try {
                 new Run(new SplittableRandom(seed), device).run();

@@ -11,6 +11,7 @@ import java.util.stream.Stream;
 
 import io.mstar.tensor.device.HostBuffer;
 import io.mstar.tensor.device.HostDevice;
+import io.mstar.testing.Seeds;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
@@ -28,15 +29,8 @@ class StreamBufferRandomizedTests {
 
     @TestFactory
     Stream<DynamicTest> randomLandingOrdersKeepEveryStreamInvariant() {
-        List<Long> seeds = new ArrayList<>();
-        String override = System.getProperty("mstar.test.seed");
-        if (override != null && !override.isBlank()) {
-            seeds.add(Long.parseLong(override.trim()));
-        } else {
-            seeds.addAll(List.of(1L, 42L, 20261130L, System.nanoTime()));
-        }
+        List<Long> seeds = Seeds.withFixed("StreamBufferRandomizedTests", 1L, 42L, 20261130L);
         return seeds.stream().map(seed -> DynamicTest.dynamicTest("seed " + seed, () -> {
-            System.out.println("[seed] StreamBufferRandomizedTests runs with -Dmstar.test.seed=" + seed);
             SplittableRandom random = new SplittableRandom(seed);
             HostDevice device = new HostDevice();
             try {

@@ -4,6 +4,7 @@ import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.tensor.device.DeviceException.Reason;
 import io.mstar.tensor.device.DeviceMemoryStats;
+import io.mstar.testing.Seeds;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
@@ -26,12 +27,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Order(1)
 class CudaDeviceGpuTests {
 
-    private static final long SEED = Long.getLong("mstar.test.seed", System.nanoTime());
+    private static final long SEED = Seeds.of("CudaDeviceGpuTests");
     private static CudaDevice device;
 
     @BeforeAll
     static void open() {
-        System.out.println("[seed] CudaDeviceGpuTests runs with -Dmstar.test.seed=" + SEED);
         device = new CudaDevice(0);
     }
 

@@ -5,6 +5,8 @@ import org.junit.jupiter.api.Test;
 import java.nio.ByteBuffer;
 import java.util.Random;
 
+import io.mstar.testing.Seeds;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The staging copy splits over threads and must still copy every byte to the right place. */
@@ -12,7 +14,7 @@ class ParallelCopyTests {
 
     @Test
     void copiesEveryByteAtTheBuffersPositionsWhateverTheSplit() {
-        long seed = System.nanoTime();
+        long seed = Seeds.of("ParallelCopyTests");
         Random random = new Random(seed);
         try (ParallelCopy copy = new ParallelCopy(4, "test")) {
             for (int len : new int[] {0, 1, 4095, ParallelCopy.MIN_PART - 1, 3 * ParallelCopy.MIN_PART + 7, 9 << 20}) {

@@ -7,6 +7,7 @@ import io.mstar.tensor.device.DeviceException.Reason;
 import io.mstar.tensor.device.DeviceMemoryStats;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.testing.Seeds;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -31,7 +32,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Tag("gpu")
 class CounterCudaKernelsGpuTests {
 
-    private static final long SEED = Long.getLong("mstar.test.seed", System.nanoTime());
+    private static final long SEED = Seeds.of("CounterCudaKernelsGpuTests");
     /** Past one grid of MAX_GRID * BLOCK threads, so the grid-stride loops go round more than once. */
     private static final int[] SIZES = {0, 1, 31, 255, 256, 257, 4099, 65_543, 1 << 20, 1_000_003};
 
@@ -45,7 +46,6 @@ class CounterCudaKernelsGpuTests {
 
     @BeforeAll
     static void open() {
-        System.out.println("[seed] CounterCudaKernelsGpuTests runs with -Dmstar.test.seed=" + SEED);
         assumeTrue(CounterCudaKernels.available(), CounterCudaKernels.unavailableReason().orElse(""));
         device = new CudaDevice(0);
         kernels = new CounterCudaKernels(device);

@@ -20,6 +20,7 @@ import io.mstar.request.CurrentForwardPassInfo;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.testing.Seeds;
 import io.mstar.worker.kernel.Int32Tensors;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.NodeCall;
@@ -34,7 +35,7 @@ import io.mstar.worker.kernel.counter.CounterHostKernels;
 @Tag("gpu")
 class CounterCudaNodeKernelsGpuTests {
 
-    private static final long SEED = Long.getLong("mstar.test.seed", System.nanoTime());
+    private static final long SEED = Seeds.of("CounterCudaNodeKernelsGpuTests");
 
     private CudaDevice gpu;
     private HostDevice host;
@@ -43,7 +44,6 @@ class CounterCudaNodeKernelsGpuTests {
 
     @BeforeEach
     void open() {
-        System.out.println("[seed] CounterCudaNodeKernelsGpuTests runs with -Dmstar.test.seed=" + SEED);
         gpu = new CudaDevice(0);
         host = new HostDevice(HostDevice.NAME, 1 << 24);
         onGpu = CounterCudaNodeKernels.kernels(new CounterCudaKernels(gpu));

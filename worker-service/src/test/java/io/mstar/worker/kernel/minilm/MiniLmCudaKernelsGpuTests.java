@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.DeviceMemoryStats;
 import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.testing.Seeds;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -29,7 +30,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Tag("gpu")
 class MiniLmCudaKernelsGpuTests {
 
-    private static final long SEED = Long.getLong("mstar.test.seed", System.nanoTime());
+    private static final long SEED = Seeds.of("MiniLmCudaKernelsGpuTests");
 
     private static CudaDevice device;
     private static MiniLmCudaKernels kernels;
@@ -39,7 +40,6 @@ class MiniLmCudaKernelsGpuTests {
 
     @BeforeAll
     static void open() {
-        System.out.println("[seed] MiniLmCudaKernelsGpuTests runs with -Dmstar.test.seed=" + SEED);
         assumeTrue(MiniLmCudaKernels.available(), MiniLmCudaKernels.unavailableReason().orElse(""));
         device = new CudaDevice(0);
         kernels = new MiniLmCudaKernels(device);

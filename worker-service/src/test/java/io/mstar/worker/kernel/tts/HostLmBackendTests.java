@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.tensor.device.HostDevice;
+import io.mstar.testing.Seeds;
 import io.mstar.worker.kv.KvCache;
 
 /**
@@ -25,8 +26,7 @@ class HostLmBackendTests {
 
     @Test
     void feedingInRandomChunksOverScatteredPagesGivesExactlyTheLogitsOfOneCall() {
-        long seed = Long.getLong("mstar.test.seed", System.nanoTime());
-        System.out.println("[seed] HostLmBackendTests runs with -Dmstar.test.seed=" + seed);
+        long seed = Seeds.of("HostLmBackendTests");
         Random random = new Random(seed);
         HostLmBackend backend = new HostLmBackend(ToyTtsWeights.generate());
         int[] seq = new int[30];

@@ -264,13 +264,18 @@ public final class TensorStore {
 
     /**
      * These records are already gone from the bookkeeper, so the removal that follows must not drop them again.
-     * For a caller that went to the bookkeeper directly. Validated first: every uuid must be held here.
+     * For a caller that went to the bookkeeper directly. Validated first, nothing marked on a refusal: every uuid
+     * must be held here, and its record gone from the bookkeeper (a live record marked forgotten would be left
+     * behind by the removal).
      */
     public void markForgotten(long[] uuids) {
         checkOwner();
         for (long uuid : uuids) {
             if (!tensors.containsKey(uuid)) {
                 throw raise(Reason.UNKNOWN_UUID, uuid, "mark_forgotten", "not stored");
+            }
+            if (bookkeeping.contains(uuid)) {
+                throw raise(Reason.RECORD_STILL_LIVE, uuid, "mark_forgotten", "the bookkeeper still holds its record");
             }
         }
         for (long uuid : uuids) {

@@ -105,6 +105,26 @@ abstract class RequestTeardownContract {
     }
 
     @Test
+    void markingALiveRecordForgottenIsRefusedAndChangesNothing() {
+        long live = f.put("a", 8);
+        long dropped = f.put("a", 8);
+        f.bookkeeping.forgetTensor(dropped);
+
+        assertThatThrownBy(() -> store.markForgotten(new long[] {dropped, live}))
+                .isInstanceOfSatisfying(TensorStoreException.class, e -> {
+                    assertThat(e.reason()).isEqualTo(TensorStoreException.Reason.RECORD_STILL_LIVE);
+                    assertThat(e.uuid()).isEqualTo(live);
+                });
+        assertThat(store.errorCounts().get(TensorStoreException.Reason.RECORD_STILL_LIVE)).isEqualTo(1);
+
+        // Nothing was marked: the valid uuid is still the store's to forget, and teardown drops the live record.
+        store.markForgotten(new long[] {dropped});
+        assertThat(store.removeRequest("a")).isEqualTo(2);
+        assertThat(f.bookkeeping.contains(live)).isFalse();
+        assertThat(f.bookkeeping.errors().total()).isZero();
+    }
+
+    @Test
     void shutdownRemovesEveryRequestsTensors() {
         f.put("a", 8);
         f.put("b", 16);

@@ -23,6 +23,8 @@ public class TensorStoreException extends RuntimeException {
          * A put for a uuid that already has a record; uuids are minted once (docs/architecture.md#entities-and-ids).
          */
         DUPLICATE_UUID,
+        /** A record marked forgotten while the bookkeeper still holds it: the removal would leave it behind. */
+        RECORD_STILL_LIVE,
         /** A malformed call: parallel arrays of different lengths, an unregistered segment, a bad column. */
         INVALID_ARGUMENT
     }

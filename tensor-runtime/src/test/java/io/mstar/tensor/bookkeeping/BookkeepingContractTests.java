@@ -339,6 +339,7 @@ class BookkeepingContractTests {
         assertThat(make.get().errors().snapshot()).isEqualTo(Map.of(
                 TensorStoreException.Reason.UNKNOWN_UUID, 0L,
                 TensorStoreException.Reason.DUPLICATE_UUID, 0L,
+                TensorStoreException.Reason.RECORD_STILL_LIVE, 0L,
                 TensorStoreException.Reason.INVALID_ARGUMENT, 0L));
     }
 

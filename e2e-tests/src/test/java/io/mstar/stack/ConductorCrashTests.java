@@ -55,8 +55,8 @@ class ConductorCrashTests {
         Leaks.awaitBaseline(stack, Duration.ofSeconds(20));
         double dropped = 0;
         for (ServiceProcess worker : stack.workers()) {
-            dropped += scrape(worker).value("mstar_worker_cancellations_total",
-                    java.util.Map.of("reason", "conductor_lost")).orElse(0.0);
+            dropped += scrape(worker).value("mstar_worker_requests_ended_total",
+                    java.util.Map.of("cause", "conductor_lost")).orElse(0.0);
         }
         assertThat(dropped).as("requests dropped as orphans on the workers").isGreaterThanOrEqualTo(IN_FLIGHT);
 

@@ -36,6 +36,8 @@ import tools.jackson.databind.JsonNode;
 class MetricsCatalogTests {
 
     private static final Duration HTTP_TIMEOUT = Duration.ofSeconds(5);
+    /** Requests that complete normally: 4 streamed, the rest collected. */
+    private static final int COMPLETED = 100;
     private static final Pattern METRIC = Pattern.compile("\\b((?:mstar|jvm|http_server|process)_[a-z0-9_]+)\\b");
     private static final String NAMESPACE = PrometheusServer.NAMESPACE;
     private static final Pattern SELECTOR = Pattern.compile("[a-z_:][a-z0-9_:]*\\{[^}]*\\}");
@@ -62,6 +64,22 @@ class MetricsCatalogTests {
         }
         if (prometheus != null) {
             prometheus.close();
+        }
+    }
+
+    @Test
+    void eachWorkerCountsItsRequestEndsByCauseAndANormalEndIsNoCancellation() throws IOException {
+        // Every counter request runs on both workers (its prefill is split), so each saw all of them end.
+        for (ServiceProcess worker : STACK.stack().workers()) {
+            PrometheusScrape scrape = new PrometheusScrape(HttpProbe.body(worker.prometheusUrl(), HTTP_TIMEOUT));
+            assertThat(scrape.value("mstar_worker_requests_ended_total", Map.of("cause", "completed")))
+                    .as("%s completed", worker.name()).contains((double) COMPLETED);
+            assertThat(scrape.value("mstar_worker_requests_ended_total", Map.of("cause", "aborted")))
+                    .as("%s aborted", worker.name()).contains(1.0);
+            assertThat(scrape.value("mstar_worker_requests_ended_total", Map.of("cause", "failed")))
+                    .as("%s failed", worker.name()).contains(0.0);
+            assertThat(scrape.value("mstar_worker_requests_ended_total", Map.of("cause", "conductor_lost")))
+                    .as("%s conductor_lost", worker.name()).contains(0.0);
         }
     }
 
@@ -212,8 +230,10 @@ class MetricsCatalogTests {
 
     private void sendTraffic(LocalStack stack) {
         sendCompletedRequests(4);
-        assertThat(client.post("/v1/requests", MstarClient.counterRequest(null, List.of(4), 3, null, false).toString(),
-                Map.of()).statusCode()).isEqualTo(200);
+        for (int i = 0; i < COMPLETED - 4; i++) {
+            assertThat(client.post("/v1/requests", MstarClient.counterRequest(null, List.of(4, i), 3, null, false)
+                    .toString(), Map.of()).statusCode()).isEqualTo(200);
+        }
         // An abort mid-loop (cancellations, abort-to-release) and two rejections (400, 404).
         String id = "metrics-abort-" + System.nanoTime();
         try (MstarClient.Stream stream = client.openStream(MstarClient.counterRequest(id, List.of(1, 2), 4000, null, true))) {

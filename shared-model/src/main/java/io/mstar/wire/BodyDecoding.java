@@ -57,6 +57,12 @@ final class BodyDecoding {
 
     // ---- shared pieces ----------------------------------------------------------------------
 
+    /** An outcome this build does not know reads as none: the worker then counts the end by what it saw. */
+    static RequestOutcome requestOutcome(WireReader r) {
+        String value = r.string();
+        return value == null ? null : RequestOutcome.fromValue(value);
+    }
+
     static MessageSource messageSource(WireReader r) {
         Integer code = r.int32();
         if (code == null) {
@@ -120,15 +126,17 @@ final class BodyDecoding {
         r.startObject();
         String rid = null;
         MessageSource source = null;
+        RequestOutcome outcome = null;
         String f;
         while ((f = r.nextField()) != null) {
             switch (f) {
                 case "request_id": rid = r.string(); break;
                 case "source": source = messageSource(r); break;
+                case "outcome": outcome = requestOutcome(r); break;
                 default: r.skip();
             }
         }
-        return new DrainRequest(r.required(rid, "request_id"), source);
+        return new DrainRequest(r.required(rid, "request_id"), source, outcome);
     }
 
     static InputSignals inputSignals(WireReader r) {
@@ -353,15 +361,16 @@ final class BodyDecoding {
     static FailRequests failRequests(WireReader r) {
         r.startObject();
         Map<String, String> errors = null;
+        Map<String, WorkerErrorType> types = null;
         String f;
         while ((f = r.nextField()) != null) {
-            if (f.equals("errors")) {
-                errors = r.object(WireReader::string);
-            } else {
-                r.skip();
+            switch (f) {
+                case "errors": errors = r.object(WireReader::string); break;
+                case "error_types": types = r.object(t -> WorkerErrorType.fromValue(t.string())); break;
+                default: r.skip();
             }
         }
-        return new FailRequests(r.required(errors, "errors"));
+        return new FailRequests(r.required(errors, "errors"), types);
     }
 
     static NewRequestConductor newRequestConductor(WireReader r) {

@@ -63,6 +63,9 @@ final class WireEncoder {
             DrainRequest b = (DrainRequest) body;
             str("request_id", b.requestId());
             g.writeNumberProperty("source", b.source().code());
+            if (b.outcome() != null) {
+                str("outcome", b.outcome().value());
+            }
         } else if (body instanceof StopLoops) {
             StopLoops b = (StopLoops) body;
             str("request_id", b.requestId());
@@ -79,8 +82,11 @@ final class WireEncoder {
         } else if (body instanceof AbortRequest) {
             str("request_id", ((AbortRequest) body).requestId());
         } else if (body instanceof FailRequests) {
+            FailRequests b = (FailRequests) body;
             g.writeName("errors");
-            object(((FailRequests) body).errors(), g::writeString);
+            object(b.errors(), g::writeString);
+            g.writeName("error_types");
+            object(b.errorTypes(), t -> g.writeString(t.value()));
         } else if (body instanceof NewRequestConductor) {
             newRequestConductor((NewRequestConductor) body);
         } else if (body instanceof ReadsDone) {

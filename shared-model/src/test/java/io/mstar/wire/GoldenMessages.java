@@ -72,7 +72,7 @@ final class GoldenMessages {
     static Map<WorkerMessageType, WorkerMessage> worker() {
         Map<WorkerMessageType, WorkerMessage> m = new EnumMap<>(WorkerMessageType.class);
         put(m, new ConductorHeartbeat(2000));
-        put(m, new DrainRequest("req-7f3a", MessageSource.TP_RANK_0));
+        put(m, new DrainRequest("req-7f3a", MessageSource.TP_RANK_0, RequestOutcome.ABORTED));
         put(m, new InputSignals("req-7f3a", List.of(edge()), requestInfo(), "speech",
                 Set.of("llm", "vision")));
         put(m, new NewRequest("req-7f3a", List.of(3, 4),
@@ -97,7 +97,8 @@ final class GoldenMessages {
         Map<ConductorMessageType, ConductorMessage> m = new EnumMap<>(ConductorMessageType.class);
         put(m, new AbortRequest("req-7f3a"));
         put(m, new FailRequests(Map.of("req-1", "CUDA out of memory in prepare_inputs",
-                "req-2", "postprocess: invalid UTF-8 in detokenized output")));
+                "req-2", "postprocess: invalid UTF-8 in detokenized output"),
+                Map.of("req-1", WorkerErrorType.DEVICE_ERROR)));
         Map<String, Object> kwargs = new LinkedHashMap<>();
         kwargs.put("guidance_scale", 7.5);
         kwargs.put("num_steps", 30L);

@@ -51,7 +51,10 @@ final class RandomMessages {
         largeLeft = 1;
         switch (type) {
             case CONDUCTOR_HEARTBEAT: return new ConductorHeartbeat(1 + rnd.nextInt(60_000));
-            case DRAIN_REQUEST: return new DrainRequest(str(), source());
+            case DRAIN_REQUEST: {
+                int o = rnd.nextInt(RequestOutcome.values().length + 1);
+                return new DrainRequest(str(), source(), o == 0 ? null : RequestOutcome.values()[o - 1]);
+            }
             case INPUT_SIGNALS:
                 return new InputSignals(str(), list(this::edge, 4), info(), str(), set());
             case NEW_REQUEST:
@@ -84,7 +87,17 @@ final class RandomMessages {
         largeLeft = 1;
         switch (type) {
             case ABORT_REQUEST: return new AbortRequest(str());
-            case FAIL_REQUESTS: return new FailRequests(strMap(this::str, 5));
+            case FAIL_REQUESTS: {
+                Map<String, String> errors = strMap(this::str, 5);
+                Map<String, WorkerErrorType> types = new java.util.TreeMap<>();
+                WorkerErrorType[] known = WorkerErrorType.values();
+                errors.keySet().forEach(id -> {
+                    if (rnd.nextBoolean()) {
+                        types.put(id, known[rnd.nextInt(known.length)]);
+                    }
+                });
+                return new FailRequests(errors, types);
+            }
             case NEW_REQUEST:
                 return new NewRequestConductor(str(), strMap(() -> list(this::tensor, 3), 3), list(this::str, 3),
                         list(this::str, 3), strMap(() -> list(() -> jsonObject(2), 3), 3), jsonObject(3));

@@ -152,7 +152,7 @@ class WorkerControlPlaneTests {
         assertThat(prometheus())
                 .contains("mstar_worker_requests_active 0.0")
                 .contains("mstar_worker_requests_queued 0.0")
-                .contains("mstar_worker_cancellations_total{reason=\"drain\"} 0.0")
+                .contains("mstar_worker_requests_ended_total{cause=\"completed\"} 0.0")
                 .contains("mstar_worker_tensors_live{state=\"owned\"} 0.0")
                 .contains("mstar_worker_device_memory_used_bytes{device=\"host\"}");
     }

@@ -17,6 +17,7 @@ import io.mstar.conductor.model.Step;
 import io.mstar.conductor.output.Chunk;
 import io.mstar.graph.NestedLoopIndices;
 import io.mstar.graph.TensorPointerInfo;
+import io.mstar.wire.RequestOutcome;
 import reactor.core.publisher.Sinks;
 
 /**
@@ -35,7 +36,7 @@ final class ActiveRequest {
     final long deadlineNanos;
 
     RequestState state = RequestState.QUEUED;
-    Outcome outcome;
+    RequestOutcome outcome;
     ErrorType errorType;
     AbortReason abortReason;
     String detail;

@@ -19,6 +19,7 @@ import io.mstar.conductor.tensors.ConductorTensors;
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.TensorAcks;
+import io.mstar.wire.RequestOutcome;
 import io.mstar.wire.ResultTensors;
 import io.mstar.wire.TensorReceived;
 import reactor.core.publisher.Sinks;
@@ -148,9 +149,9 @@ final class OutputDelivery {
      */
     void endStream(ActiveRequest request) {
         Chunk terminal;
-        if (request.outcome == Outcome.COMPLETED) {
+        if (request.outcome == RequestOutcome.COMPLETED) {
             terminal = Chunk.done();
-        } else if (request.outcome == Outcome.FAILED) {
+        } else if (request.outcome == RequestOutcome.FAILED) {
             terminal = Chunk.error(new Chunk.ChunkError(request.errorType.value(), request.errorType.status(), request.detail));
         } else {
             terminal = Chunk.aborted(request.abortReason.value(),

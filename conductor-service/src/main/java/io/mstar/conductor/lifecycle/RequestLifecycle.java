@@ -42,9 +42,11 @@ import io.mstar.wire.InputSignals;
 import io.mstar.wire.NewRequest;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.RemoveRequest;
+import io.mstar.wire.RequestOutcome;
 import io.mstar.wire.ResultTensors;
 import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerGraphsDone;
+import io.mstar.wire.WorkerErrorType;
 import io.mstar.wire.WorkerMessage;
 import io.mstar.wire.WorkerMessageBody;
 import reactor.core.publisher.Flux;
@@ -403,7 +405,7 @@ public final class RequestLifecycle {
 
     private void maybeFinish(ActiveRequest request) {
         if (request.state == RequestState.RUNNING && request.allPartitionsDone() && request.outputsSettled()) {
-            end(request, RequestEvent.FINISH, Outcome.COMPLETED, null, null, null);
+            end(request, RequestEvent.FINISH, RequestOutcome.COMPLETED, null, null, null);
         }
     }
 
@@ -419,7 +421,7 @@ public final class RequestLifecycle {
         if (!request.state.ended()) {
             meters.cancelled(reason);
         }
-        end(request, RequestEvent.ABORT, Outcome.ABORTED, reason.errorType(), reason, "aborted: " + reason.value());
+        end(request, RequestEvent.ABORT, RequestOutcome.ABORTED, reason.errorType(), reason, "aborted: " + reason.value());
         return true;
     }
 
@@ -451,7 +453,10 @@ public final class RequestLifecycle {
         failure.errors().forEach((id, message) -> {
             ActiveRequest request = requests.get(id);
             if (request != null) {
-                fail(request, ErrorType.WORKER_FAILED, sender.value() + ": " + message);
+                WorkerErrorType type = failure.typeOf(id);
+                // A kernel that found the input unusable is the client's error, not the worker's.
+                ErrorType error = type == WorkerErrorType.INVALID_INPUT ? ErrorType.INVALID_INPUT : ErrorType.WORKER_FAILED;
+                fail(request, error, sender.value() + " (" + type.value() + "): " + message);
             }
         });
     }
@@ -479,14 +484,14 @@ public final class RequestLifecycle {
         if (!request.state.ended()) {
             log.warn("request {} failed: {} ({})", request.id(), type.value(), detail);
         }
-        end(request, RequestEvent.FAIL, Outcome.FAILED, type, null, detail);
+        end(request, RequestEvent.FAIL, RequestOutcome.FAILED, type, null, detail);
     }
 
     /**
      * The one place a request ends: fixes the outcome (the first one wins), answers the client with the terminal
      * chunk, and starts the teardown (queued: dropped at once; running: drained).
      */
-    private void end(ActiveRequest request, RequestEvent event, Outcome outcome, ErrorType type, AbortReason reason,
+    private void end(ActiveRequest request, RequestEvent event, RequestOutcome outcome, ErrorType type, AbortReason reason,
             String detail) {
         RequestState before = request.state;
         move(request, event);
@@ -508,7 +513,7 @@ public final class RequestLifecycle {
         }
         request.awaitingReadsDone.addAll(request.workers());
         for (String worker : request.workers()) {
-            outbox.send(EntityId.parse(worker), new DrainRequest(request.id()));
+            outbox.send(EntityId.parse(worker), new DrainRequest(request.id(), request.outcome));
         }
         request.drainDeadlineNanos = System.nanoTime() + drainTimeout.toNanos();
         maybeRemove(request);
@@ -541,7 +546,7 @@ public final class RequestLifecycle {
         move(request, RequestEvent.DRAINED);
         active--;
         release(request);
-        if (request.outcome == Outcome.ABORTED) {
+        if (request.outcome == RequestOutcome.ABORTED) {
             meters.abortReleased(Duration.ofNanos(System.nanoTime() - request.endedNanos));
         }
         admitQueued();

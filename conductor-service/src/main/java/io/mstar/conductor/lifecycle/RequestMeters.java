@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.mstar.loop.OwnerLoop;
 import io.mstar.metrics.RegisteredMeters;
+import io.mstar.wire.RequestOutcome;
 
 /**
  * The request lifecycle's meters, declared once (docs/architecture.md#meters-declared-once-per-role). Tags are bounded:
@@ -87,7 +88,7 @@ public final class RequestMeters implements AutoCloseable {
         this.queued = queued;
     }
 
-    void ended(String model, Outcome outcome, String errorType, Duration latency) {
+    void ended(String model, RequestOutcome outcome, String errorType, Duration latency) {
         String error = errorType == null ? "none" : errorType;
         registered.<Counter>computeIfAbsent(List.of(REQUESTS, model, outcome.value(), error), () ->
                 Counter.builder(REQUESTS).description("Ended requests by outcome and error type")

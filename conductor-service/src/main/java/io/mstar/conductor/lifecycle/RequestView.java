@@ -5,6 +5,8 @@ import java.util.Map;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 
+import io.mstar.wire.RequestOutcome;
+
 /**
  * A request as other threads may see it (status and admin listings): a copy made on the loop.
  *
@@ -20,7 +22,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  * @param chunksDelivered output chunks delivered to the client
  */
 public record RequestView(@JsonProperty("request_id") String requestId, @JsonProperty("model") String model,
-        @JsonProperty("state") RequestState state, @JsonProperty("outcome") Outcome outcome,
+        @JsonProperty("state") RequestState state, @JsonProperty("outcome") RequestOutcome outcome,
         @JsonProperty("error_type") String errorType, @JsonProperty("abort_reason") String abortReason,
         @JsonProperty("detail") String detail, @JsonProperty("submitted_at") Instant submittedAt,
         @JsonProperty("tokens_produced") Map<String, Integer> tokensProduced,

@@ -26,6 +26,7 @@ import io.mstar.wire.InputSignals;
 import io.mstar.wire.NewRequest;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.RemoveRequest;
+import io.mstar.wire.RequestOutcome;
 import io.mstar.wire.ResultTensors;
 import io.mstar.wire.TensorReceived;
 import io.mstar.wire.UnpersistTensors;
@@ -169,7 +170,7 @@ class CounterRequestLifecycleTests {
         assertThat(h.loop.askRequests(r -> r.view("r-1").state()).block()).isEqualTo(RequestState.DRAINING);
         h.deliver(W1, new ReadsDone("r-1", "worker-1"));
         h.awaitSent(RemoveRequest.class, 2, s -> true);
-        assertThat(h.loop.askRequests(r -> r.view("r-1")).block().outcome()).isEqualTo(Outcome.COMPLETED);
+        assertThat(h.loop.askRequests(r -> r.view("r-1")).block().outcome()).isEqualTo(RequestOutcome.COMPLETED);
         assertThat(h.liveInputs()).isZero();
         await().atMost(Duration.ofSeconds(5)).until(() -> h.conductorServed.live() == 0);
         assertThat(h.conductorDevice.stats().bytesInUse()).isZero();

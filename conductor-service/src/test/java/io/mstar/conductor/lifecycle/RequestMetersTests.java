@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.mstar.wire.RequestOutcome;
 
 /** The latency timers the dashboards and the SLO alert take quantiles of publish a few fixed Prometheus histogram buckets. */
 class RequestMetersTests {
@@ -17,7 +18,7 @@ class RequestMetersTests {
     void latencyTimersPublishBoundedHistogramBuckets() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         try (RequestMeters meters = new RequestMeters(registry)) {
-            meters.ended("counter", Outcome.COMPLETED, null, Duration.ofMillis(40));
+            meters.ended("counter", RequestOutcome.COMPLETED, null, Duration.ofMillis(40));
             meters.queued("counter", Duration.ofMillis(3));
             meters.firstChunk("counter", Duration.ofMillis(20));
             meters.interChunk("counter", Duration.ofMillis(2));

@@ -1,5 +1,9 @@
 package io.mstar.worker.engine;
 
+import io.mstar.wire.WorkerErrorType;
+import io.mstar.worker.kernel.FailureTypes;
+import io.mstar.worker.streaming.StreamBufferException;
+
 /**
  * Something the engine cannot do, typed by why: for a request (the request fails with it, the worker goes on), or
  * at start-up ({@link Reason#DEVICE_UNAVAILABLE}: the worker does not start).
@@ -28,5 +32,30 @@ public class EngineException extends RuntimeException {
 
     public Reason reason() {
         return reason;
+    }
+
+    /** The stable type of this failure on the wire. */
+    public WorkerErrorType errorType() {
+        return switch (reason) {
+            case UNSUPPORTED_GRAPH -> WorkerErrorType.UNSUPPORTED_GRAPH;
+            case BAD_MESSAGE -> WorkerErrorType.BAD_MESSAGE;
+            case READ_FAILED -> WorkerErrorType.INPUT_READ_FAILED;
+            case KERNEL_FAILED -> WorkerErrorType.KERNEL_FAILED;
+            case DEVICE_UNAVAILABLE -> WorkerErrorType.DEVICE_ERROR;
+        };
+    }
+
+    /**
+     * The stable type of any failure the engine meets: its own and the stream buffers' by reason, the kernels' by
+     * {@link FailureTypes}, anything else {@link WorkerErrorType#INTERNAL} (a bug).
+     */
+    static WorkerErrorType typeOf(Throwable e) {
+        if (e instanceof EngineException x) {
+            return x.errorType();
+        }
+        if (e instanceof StreamBufferException) {
+            return WorkerErrorType.STREAM_FAILED;
+        }
+        return FailureTypes.of(e, WorkerErrorType.INTERNAL);
     }
 }

@@ -24,8 +24,8 @@ import reactor.core.publisher.Mono;
  * The worker's one owner thread, {@code mstar-worker-<n>-engine-loop} (docs/architecture.md#worker-internals). Every
  * piece of request, graph and tensor state will be owned here; listener threads {@link #deliver} decoded messages and
  * anything else {@link #ask}s through a {@link Mono} run on this thread, or reads what the loop publishes
- * ({@link #heartbeatAge()}). The thread, queue and heartbeat are an {@link OwnerLoop}; this class adds what the
- * worker does on it.
+ * ({@link #heartbeatAge()}). The thread, queue and heartbeat are an {@link OwnerLoop}; this class adds what the worker
+ * does on it.
  *
  * <p>It announces the worker with {@code SetupDone} once the inbox is positioned and repeats it every
  * {@code setup-done-interval} (heartbeat, and through the incarnation header a restart announcement). Each received

@@ -33,8 +33,11 @@ public final class EngineMeters implements AutoCloseable {
                 "Requests known to this worker (running, draining or failed, until removed)"),
         REQUESTS_QUEUED("mstar.worker.requests.queued", Meter.Type.GAUGE, null, List.of(),
                 "Requests with a node ready and waiting for a batch"),
-        CANCELLATIONS("mstar.worker.cancellations", Meter.Type.COUNTER, null, List.of("reason"),
-                "Requests that stopped running here, by reason (fail, drain, remove, conductor_lost)"),
+        REQUESTS_ENDED("mstar.worker.requests.ended", Meter.Type.COUNTER, null, List.of("cause"),
+                "Requests that left this worker, by cause: completed, failed, aborted, conductor_lost"),
+        DROPPED("mstar.worker.messages.dropped", Meter.Type.COUNTER, null, List.of("reason"),
+                "Messages dropped without effect, by reason: late (for a request already removed here), stale_ack "
+                        + "(an ack or unpersist naming a tensor already freed)"),
         TRANSITION_WAIT("mstar.worker.transition.wait", Meter.Type.TIMER, "seconds", List.of("model", "walk"),
                 "A partition pass's WorkerGraphsDone sent to the next walk's InputSignals received, per next walk"),
         LOOP_QUEUE_WAIT("mstar.worker.loop.queue.wait", Meter.Type.TIMER, "seconds", List.of(),
@@ -60,13 +63,16 @@ public final class EngineMeters implements AutoCloseable {
             0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
             .mapToObj(s -> java.time.Duration.ofNanos(Math.round(s * 1e9))).toArray(java.time.Duration[]::new);
 
-    /** Cancellation reasons, all registered at zero so {@code rate()} sees them from the start. */
-    static final List<String> REASONS = List.of("fail", "drain", "remove", "conductor_lost");
+
+    /** The reasons of {@link Definition#DROPPED}. */
+    static final String DROPPED_LATE = "late";
+    static final String DROPPED_STALE_ACK = "stale_ack";
 
     private final MeterRegistry registry;
     private final RegisteredMeters registered;
     private final Map<List<String>, Meter[]> perNode = new ConcurrentHashMap<>();
-    private final Map<String, Counter> cancellations = new ConcurrentHashMap<>();
+    private final Map<RequestEnd, Counter> ends = new java.util.EnumMap<>(RequestEnd.class);
+    private final Map<String, Counter> dropped = new java.util.HashMap<>();
     private final Map<List<String>, Timer> transitionWaits = new ConcurrentHashMap<>();
     private final Timer loopQueueWait;
 
@@ -79,9 +85,13 @@ public final class EngineMeters implements AutoCloseable {
                 .strongReference(true).register(registry));
         registered.add(Definition.REQUESTS_QUEUED.declaration().gauge(() -> snapshot.get().queuedRequests())
                 .strongReference(true).register(registry));
-        for (String reason : REASONS) {
-            cancellations.put(reason, registered.add(Definition.CANCELLATIONS.declaration().counter(reason)
+        // Every cause registered at zero, so rate() sees each from the start.
+        for (RequestEnd cause : RequestEnd.values()) {
+            ends.put(cause, registered.add(Definition.REQUESTS_ENDED.declaration().counter(cause.value())
                     .register(registry)));
+        }
+        for (String reason : List.of(DROPPED_LATE, DROPPED_STALE_ACK)) {
+            dropped.put(reason, registered.add(Definition.DROPPED.declaration().counter(reason).register(registry)));
         }
     }
 
@@ -108,8 +118,12 @@ public final class EngineMeters implements AutoCloseable {
         loopQueueWait.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
-    void cancelled(String reason) {
-        cancellations.get(reason).increment();
+    void dropped(String reason) {
+        dropped.get(reason).increment();
+    }
+
+    void ended(RequestEnd cause) {
+        ends.get(cause).increment();
     }
 
     @Override

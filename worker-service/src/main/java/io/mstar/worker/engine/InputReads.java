@@ -17,6 +17,7 @@ import io.mstar.tensor.device.DeviceException;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.TensorReceived;
+import io.mstar.wire.WorkerErrorType;
 import io.mstar.wire.WorkerMessage;
 
 /**
@@ -43,7 +44,7 @@ final class InputReads {
         /** Whether {@code request} is still the live request under its id (not removed, nor replaced). */
         boolean live(WorkerRequest request);
 
-        void fail(WorkerRequest request, String error);
+        void fail(WorkerRequest request, WorkerErrorType type, String error);
 
         /** A sticky device error while storing a read: every request fails. */
         void fatal(DeviceException e);
@@ -130,7 +131,8 @@ final class InputReads {
         }
         if (error != null) {
             owe(request.requestId, d, false);
-            requests.fail(request, "reading tensor " + d.uuid() + " from " + d.sourceEntity() + " failed: " + error);
+            requests.fail(request, WorkerErrorType.INPUT_READ_FAILED,
+                    "reading tensor " + d.uuid() + " from " + d.sourceEntity() + " failed: " + error);
         } else {
             owe(request.requestId, d, true);
             if (request.schedulable()) {
@@ -141,11 +143,12 @@ final class InputReads {
                     if (e.isFatal()) {
                         requests.fatal(e);
                     } else {
-                        requests.fail(request, "storing tensor " + d.uuid() + " failed: " + e.getMessage());
+                        requests.fail(request, WorkerErrorType.DEVICE_ERROR,
+                                "storing tensor " + d.uuid() + " failed: " + e.getMessage());
                     }
                 } catch (RuntimeException e) {
                     log.warn("request {}: ingesting tensor {} failed: {}", request.requestId, d.uuid(), e.toString(), e);
-                    requests.fail(request, e.toString());
+                    requests.fail(request, EngineException.typeOf(e), e.toString());
                 }
             }
         }

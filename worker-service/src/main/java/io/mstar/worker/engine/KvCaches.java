@@ -103,7 +103,7 @@ public final class KvCaches implements AutoCloseable {
                 try {
                     first = cache.appendTokens(id, n);
                 } catch (KvCacheException e) {
-                    results.set(i, NodeResult.failed(e.getMessage())); // OUT_OF_PAGES: this request only
+                    results.set(i, NodeResult.failed(e)); // OUT_OF_PAGES: this request only
                     continue;
                 }
                 admitted.add(i);

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,6 +39,7 @@ import io.mstar.wire.StopLoops;
 import io.mstar.wire.TensorReceived;
 import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerGraphsDone;
+import io.mstar.wire.WorkerErrorType;
 import io.mstar.wire.WorkerMessage;
 import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.KvCacheKernel;
@@ -84,13 +86,11 @@ public final class WorkerEngine {
     private final Map<String, WorkerRequest> requests = new LinkedHashMap<>();
     private final InputReads reads;
     private final Set<String> inRunningBatch = new HashSet<>();
-    /** Removals that arrived while their request was in the running batch: request id to cancellation reason. */
-    private final Map<String, String> deferredRemovals = new LinkedHashMap<>();
+    /** Removals that arrived while their request was in the running batch, in arrival order. */
+    private final Set<String> deferredRemovals = new LinkedHashSet<>();
     private volatile boolean deviceHealthy = true;
     private volatile EngineSnapshot snapshot = EngineSnapshot.EMPTY;
     private long lastSnapshotNanos;
-    private long ignoredAcks;
-    private long droppedLate;
     private long forgottenStreamReads;
 
     public WorkerEngine(EntityId self, EngineProperties settings, List<WorkerGraph> workerGraphs, KernelCatalog kernels,
@@ -127,22 +127,23 @@ public final class WorkerEngine {
             if (e.isFatal()) {
                 fatal(e);
             } else {
-                failOwner(message, e.toString());
+                failOwner(message, e);
             }
         } catch (RuntimeException e) {
             log.warn("{} failed: {}", message.messageType().value(), e.toString(), e);
-            failOwner(message, e.toString());
+            failOwner(message, e);
         }
     }
 
-    private void failOwner(WorkerMessage message, String error) {
+    private void failOwner(WorkerMessage message, RuntimeException e) {
         if (message.body() instanceof RequestScoped scoped) {
             WorkerRequest request = requests.get(scoped.requestId());
             if (request != null) {
-                fail(request, error);
+                fail(request, e);
             } else if (message.body() instanceof NewRequest && !tombstones.contains(scoped.requestId())) {
                 // refused before it was created (e.g. worker graphs of another deployment): the conductor must know
-                outbox.toConductor(ConductorMessage.of(new FailRequests(Map.of(scoped.requestId(), error))));
+                outbox.toConductor(ConductorMessage.of(
+                        FailRequests.of(scoped.requestId(), EngineException.typeOf(e), e.toString())));
             }
         }
     }
@@ -190,8 +191,8 @@ public final class WorkerEngine {
             onUnpersist(unpersist);
         } else if (body instanceof StopLoops stop) {
             onStopLoops(request, stop);
-        } else if (body instanceof DrainRequest) {
-            onDrain(request);
+        } else if (body instanceof DrainRequest drain) {
+            onDrain(request, drain);
         } else if (body instanceof RemoveRequest) {
             onRemove(request);
         } else {
@@ -210,7 +211,7 @@ public final class WorkerEngine {
 
     /** A message for a removed request: dropped, its tensor edges acknowledged unread. */
     private void dropLate(WorkerMessage message) {
-        droppedLate++;
+        meters.dropped(EngineMeters.DROPPED_LATE);
         if (message.body() instanceof InputSignals signals) {
             signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> reads.ackUnread(signals.requestId(), d)));
         } else if (message.body() instanceof NewRequest newRequest) {
@@ -238,7 +239,7 @@ public final class WorkerEngine {
             try {
                 kernels.model(model);
             } catch (RuntimeException e) {
-                fail(request, e.getMessage());
+                fail(request, EngineException.typeOf(e), e.getMessage());
             }
         }
         CurrentForwardPassInfo info = message.requestInfo();
@@ -342,7 +343,7 @@ public final class WorkerEngine {
             if (ledger.holds(uuid)) {
                 ledger.release(uuid, n);
             } else {
-                ignoredAcks++; // freed already (its request was removed, or a duplicate ack)
+                meters.dropped(EngineMeters.DROPPED_STALE_ACK); // freed already (its request was removed, or a duplicate ack)
             }
         });
         if (!received.failedTensorIds().isEmpty()) {
@@ -353,7 +354,7 @@ public final class WorkerEngine {
     private void onUnpersist(UnpersistTensors unpersist) {
         unpersist.uuidToRefCount().forEach((uuid, n) -> {
             if (!ledger.unpersist(uuid, n)) {
-                ignoredAcks++;
+                meters.dropped(EngineMeters.DROPPED_STALE_ACK);
             }
         });
     }
@@ -365,9 +366,11 @@ public final class WorkerEngine {
         }
     }
 
-    private void onDrain(WorkerRequest request) {
-        if (request.phase != RequestPhase.DRAINING) {
-            meters.cancelled("drain");
+    private void onDrain(WorkerRequest request, DrainRequest drain) {
+        if (request.end == null) {
+            RequestEnd told = RequestEnd.of(drain.outcome());
+            // A conductor that does not say: a drain with work still pending here can only be an abort.
+            request.end = told != null ? told : request.idle() ? RequestEnd.COMPLETED : RequestEnd.ABORTED;
         }
         request.move(RequestPhase.Event.DRAIN);
         scheduler.removeRequest(request.requestId);
@@ -376,10 +379,10 @@ public final class WorkerEngine {
 
     private void onRemove(WorkerRequest request) {
         if (inRunningBatch.contains(request.requestId)) {
-            deferredRemovals.putIfAbsent(request.requestId, "remove");
+            deferredRemovals.add(request.requestId);
             return;
         }
-        remove(request, "remove");
+        remove(request);
     }
 
     /**
@@ -391,21 +394,26 @@ public final class WorkerEngine {
     public int dropOrphans(String why) {
         List<WorkerRequest> orphans = List.copyOf(requests.values());
         Map<String, String> errors = new LinkedHashMap<>();
+        Map<String, WorkerErrorType> types = new LinkedHashMap<>();
         for (WorkerRequest request : orphans) {
+            if (request.end == null) {
+                request.end = RequestEnd.CONDUCTOR_LOST;
+            }
             if (inRunningBatch.contains(request.requestId)) {
-                deferredRemovals.put(request.requestId, "conductor_lost");
+                deferredRemovals.add(request.requestId);
             } else {
-                remove(request, "conductor_lost");
+                remove(request);
             }
             errors.put(request.requestId, self.value() + " dropped the request: " + why);
+            types.put(request.requestId, WorkerErrorType.CONDUCTOR_LOST);
         }
         if (!errors.isEmpty()) {
-            outbox.toConductor(ConductorMessage.of(new FailRequests(errors)));
+            outbox.toConductor(ConductorMessage.of(new FailRequests(errors, types)));
         }
         return orphans.size();
     }
 
-    private void remove(WorkerRequest request, String reason) {
+    private void remove(WorkerRequest request) {
         String id = request.requestId;
         scheduler.removeRequest(id);
         requests.remove(id);
@@ -420,7 +428,7 @@ public final class WorkerEngine {
         }
         data.reader().forget(id);
         releasePages(id);
-        meters.cancelled(reason);
+        meters.ended(request.end == null ? RequestEnd.ABORTED : request.end);
     }
 
     /**
@@ -536,10 +544,10 @@ public final class WorkerEngine {
                     fatal(e);
                     return;
                 }
-                fail(request, "cutting a stream chunk failed: " + e.getMessage());
+                fail(request, WorkerErrorType.DEVICE_ERROR, "cutting a stream chunk failed: " + e.getMessage());
             } catch (RuntimeException e) {
                 log.warn("request {}: cutting a stream chunk failed: {}", request.requestId, e.toString(), e);
-                fail(request, e.toString());
+                fail(request, e);
             }
         }
     }
@@ -632,7 +640,8 @@ public final class WorkerEngine {
             if (e.isFatal()) {
                 fatal(e);
             } else {
-                batch.forEach(item -> fail(item.request(), "batch of " + key.node() + " failed: " + e.getMessage()));
+                batch.forEach(item -> fail(item.request(), WorkerErrorType.DEVICE_ERROR,
+                        "batch of " + key.node() + " failed: " + e.getMessage()));
             }
             removeDeferred();
             return;
@@ -640,7 +649,8 @@ public final class WorkerEngine {
             log.warn("batch of {} ({} requests) failed: {}", key.node(), batch.size(), e.toString(), e);
             batch.forEach(item -> item.node().queued = false);
             inRunningBatch.clear();
-            batch.forEach(item -> fail(item.request(), "batch of " + key.node() + " failed: " + e));
+            WorkerErrorType type = EngineException.typeOf(e);
+            batch.forEach(item -> fail(item.request(), type, "batch of " + key.node() + " failed: " + e));
             removeDeferred();
             return;
         }
@@ -655,7 +665,7 @@ public final class WorkerEngine {
                 continue;
             }
             if (result.failed()) {
-                fail(item.request(), result.error());
+                fail(item.request(), result.errorType(), result.error());
                 continue;
             }
             try {
@@ -665,10 +675,10 @@ public final class WorkerEngine {
                     fatal(e);
                     break;
                 }
-                fail(item.request(), e.toString());
+                fail(item.request(), e);
             } catch (RuntimeException e) {
                 log.warn("request {}: after {} failed: {}", item.request().requestId, key.node(), e.toString(), e);
-                fail(item.request(), e.toString());
+                fail(item.request(), e);
             }
         }
         inRunningBatch.clear();
@@ -676,10 +686,10 @@ public final class WorkerEngine {
     }
 
     private void removeDeferred() {
-        for (Map.Entry<String, String> removal : List.copyOf(deferredRemovals.entrySet())) {
-            WorkerRequest request = requests.get(removal.getKey());
+        for (String id : List.copyOf(deferredRemovals)) {
+            WorkerRequest request = requests.get(id);
             if (request != null) {
-                remove(request, removal.getValue());
+                remove(request);
             }
         }
         deferredRemovals.clear();
@@ -772,7 +782,7 @@ public final class WorkerEngine {
                 return;
             }
             if (error != null) {
-                fail(request, "a send was not acknowledged by the broker: " + error);
+                fail(request, WorkerErrorType.MESSAGE_NOT_DELIVERED, "a send was not acknowledged by the broker: " + error);
                 sent.complete(null);
                 return;
             }
@@ -781,7 +791,8 @@ public final class WorkerEngine {
             outbox.toConductor(ConductorMessage.of(done)).whenComplete((r, e) -> {
                 if (e != null) {
                     // Nothing else would tell the conductor this pass ended: the request would wait for its deadline.
-                    onLoop(() -> fail(request, "the report of a pass was not acknowledged by the broker: " + e));
+                    onLoop(() -> fail(request, WorkerErrorType.MESSAGE_NOT_DELIVERED,
+                            "the report of a pass was not acknowledged by the broker: " + e));
                 }
                 sent.complete(null);
             });
@@ -790,15 +801,19 @@ public final class WorkerEngine {
 
     // ---------------------------------------------------------------- failures
 
-    private void fail(WorkerRequest request, String error) {
+    private void fail(WorkerRequest request, RuntimeException e) {
+        fail(request, EngineException.typeOf(e), e.toString());
+    }
+
+    private void fail(WorkerRequest request, WorkerErrorType type, String error) {
         if (request.phase != RequestPhase.ACTIVE) {
             return;
         }
         request.move(RequestPhase.Event.FAIL);
+        request.end = RequestEnd.FAILED;
         scheduler.removeRequest(request.requestId);
         releasePages(request.requestId);
-        meters.cancelled("fail");
-        outbox.toConductor(ConductorMessage.of(new FailRequests(Map.of(request.requestId, error))));
+        outbox.toConductor(ConductorMessage.of(FailRequests.of(request.requestId, type, error)));
     }
 
     /** A sticky device error: every request here fails and liveness goes down so the platform replaces the worker. */
@@ -806,17 +821,19 @@ public final class WorkerEngine {
         log.error("fatal device error on {}: every request fails and liveness goes down", data.device().name(), e);
         deviceHealthy = false;
         Map<String, String> errors = new LinkedHashMap<>();
+        Map<String, WorkerErrorType> types = new LinkedHashMap<>();
         for (WorkerRequest request : requests.values()) {
             if (request.phase == RequestPhase.ACTIVE) {
                 request.move(RequestPhase.Event.FAIL);
+                request.end = RequestEnd.FAILED;
                 scheduler.removeRequest(request.requestId);
                 releasePages(request.requestId);
-                meters.cancelled("fail");
                 errors.put(request.requestId, "fatal device error: " + e.getMessage());
+                types.put(request.requestId, WorkerErrorType.DEVICE_FATAL);
             }
         }
         if (!errors.isEmpty()) {
-            outbox.toConductor(ConductorMessage.of(new FailRequests(errors)));
+            outbox.toConductor(ConductorMessage.of(new FailRequests(errors, types)));
         }
     }
 
@@ -829,8 +846,8 @@ public final class WorkerEngine {
         }
 
         @Override
-        public void fail(WorkerRequest request, String error) {
-            WorkerEngine.this.fail(request, error);
+        public void fail(WorkerRequest request, WorkerErrorType type, String error) {
+            WorkerEngine.this.fail(request, type, error);
         }
 
         @Override
@@ -890,15 +907,6 @@ public final class WorkerEngine {
 
     public boolean deviceHealthy() {
         return deviceHealthy;
-    }
-
-    /** Acks and unpersists that named a tensor no longer here, and messages dropped as late (for tests and logs). */
-    long ignoredAcks() {
-        return ignoredAcks;
-    }
-
-    long droppedLate() {
-        return droppedLate;
     }
 
     /** Streamed tokens whose reads had not landed when their request was removed (dropped when they land). */

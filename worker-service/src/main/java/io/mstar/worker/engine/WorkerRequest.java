@@ -17,6 +17,8 @@ final class WorkerRequest {
     final Map<Integer, List<String>> workerGraphToWorkers;
     final Map<String, PartitionState> partitions = new LinkedHashMap<>();
     RequestPhase phase = RequestPhase.ACTIVE;
+    /** Why it will leave this worker, once known (the first cause stays); null while it runs. */
+    RequestEnd end;
     /** InputSignals and ResultTensors sent since the last WorkerGraphsDone was scheduled. */
     List<CompletableFuture<?>> unackedSends = new ArrayList<>();
     /** The last WorkerGraphsDone's send: the next one waits for it, so they leave in pass order. */
@@ -33,6 +35,11 @@ final class WorkerRequest {
 
     void move(RequestPhase.Event event) {
         phase = phase.on(event);
+    }
+
+    /** No pass running and no signals waiting in any partition: nothing left to do here unless more arrives. */
+    boolean idle() {
+        return partitions.values().stream().allMatch(p -> p.idle() && p.pending.isEmpty());
     }
 
     boolean schedulable() {

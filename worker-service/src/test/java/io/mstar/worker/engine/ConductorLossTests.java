@@ -58,7 +58,7 @@ class ConductorLossTests extends TwoWorkers {
             await().atMost(TIMEOUT).until(() -> w0.data.parts().reader().inFlightReads(Transport.HTTP) == 0);
         }
         assertThat(w0.snapshot().tombstones()).isGreaterThanOrEqualTo(1);
-        assertThat(cancellations("conductor_lost")).isEqualTo(1.0);
+        assertThat(ended("conductor_lost")).isEqualTo(1.0);
     }
 
     @Test
@@ -73,7 +73,7 @@ class ConductorLossTests extends TwoWorkers {
             producer.release();
             await().atMost(TIMEOUT).until(() -> w0.data.parts().reader().inFlightReads(Transport.HTTP) == 0);
         }
-        assertThat(cancellations("conductor_lost")).isEqualTo(1.0);
+        assertThat(ended("conductor_lost")).isEqualTo(1.0);
     }
 
     @Test
@@ -89,7 +89,7 @@ class ConductorLossTests extends TwoWorkers {
                 Thread.sleep(50);
                 assertThat(w0.snapshot().requests()).isEqualTo(1);
             }
-            assertThat(cancellations("conductor_lost")).isZero();
+            assertThat(ended("conductor_lost")).isZero();
             broker.fromConductor(CounterConductor.W0, WorkerMessage.of(new io.mstar.wire.RemoveRequest("r-kept")));
             await().atMost(TIMEOUT).until(() -> w0.snapshot().requests() == 0);
             producer.release();
@@ -97,7 +97,8 @@ class ConductorLossTests extends TwoWorkers {
         }
     }
 
-    private double cancellations(String reason) {
-        return w0.registry.find(EngineMeters.Definition.CANCELLATIONS.declaration().name()).tag("reason", reason).counter().count();
+    private double ended(String cause) {
+        return w0.registry.find(EngineMeters.Definition.REQUESTS_ENDED.declaration().name()).tag("cause", cause).counter()
+                .count();
     }
 }

@@ -19,7 +19,8 @@ class EngineMeterNamesTests {
         EngineMeters meters = new EngineMeters(registry, () -> new EngineSnapshot(3, 1, 2, 0, 0, 0,
                 io.mstar.tensor.TensorStoreSnapshot.EMPTY));
         meters.batch("counter", "step", "decode", 4, 0.002);
-        meters.cancelled("drain");
+        meters.ended(RequestEnd.COMPLETED);
+        meters.dropped(EngineMeters.DROPPED_LATE);
         meters.transitionWait("counter", "decode", 3_000_000L);
         meters.loopQueueWait(80_000L);
 
@@ -38,8 +39,10 @@ class EngineMeterNamesTests {
         assertThat(scrape).contains("mstar_worker_loop_queue_wait_seconds_bucket{le=\"5.0E-5\"} 0");
         assertThat(scrape).contains("mstar_worker_loop_queue_wait_seconds_bucket{le=\"1.0E-4\"} 1");
         assertThat(scrape).contains("mstar_worker_requests_active 3.0");
-        assertThat(scrape).contains("mstar_worker_cancellations_total{reason=\"drain\"} 1.0");
-        assertThat(scrape).contains("mstar_worker_cancellations_total{reason=\"fail\"} 0.0");
+        assertThat(scrape).contains("mstar_worker_requests_ended_total{cause=\"completed\"} 1.0");
+        assertThat(scrape).contains("mstar_worker_requests_ended_total{cause=\"aborted\"} 0.0");
+        assertThat(scrape).contains("mstar_worker_messages_dropped_total{reason=\"late\"} 1.0");
+        assertThat(scrape).contains("mstar_worker_messages_dropped_total{reason=\"stale_ack\"} 0.0");
 
         meters.close();
         assertThat(registry.getMeters()).isEmpty();

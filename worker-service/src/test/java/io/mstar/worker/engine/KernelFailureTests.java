@@ -13,6 +13,7 @@ import io.mstar.model.CounterModel;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.FailRequests;
+import io.mstar.wire.WorkerErrorType;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeKernel;
@@ -47,7 +48,7 @@ class KernelFailureTests {
                 for (int i = 0; i < batch.size(); i++) {
                     if (batch.get(i).requestId().startsWith("bad")) {
                         results.get(i).outputs().values().forEach(t -> device.free(t.buffer()));
-                        results.set(i, NodeResult.failed("step refuses " + batch.get(i).requestId()));
+                        results.set(i, NodeResult.failed(WorkerErrorType.KERNEL_FAILED, "step refuses " + batch.get(i).requestId()));
                     }
                 }
                 return results;

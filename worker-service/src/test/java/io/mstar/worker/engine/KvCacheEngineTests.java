@@ -121,8 +121,8 @@ class KvCacheEngineTests extends ToyWorkers {
                 }
                 int next = step.sample(logits(seq));
                 boolean done = step.sequenceLength() >= Integer.parseInt(call.info().stepMetadata().get(LEN));
-                results.add(new NodeResult(Map.of("tok", Int32Tensors.write(device, new int[] {next}),
-                        "out", Int32Tensors.write(device, new int[] {next})), done, null));
+                results.add(NodeResult.of(Map.of("tok", Int32Tensors.write(device, new int[] {next}),
+                        "out", Int32Tensors.write(device, new int[] {next})), done));
             }
             return results;
         }

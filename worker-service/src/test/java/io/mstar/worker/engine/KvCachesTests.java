@@ -50,7 +50,7 @@ class KvCachesTests {
         public List<NodeResult> forward(Device device, List<NodeCall> batch, List<KvStep> kv) {
             batches.add(batch.stream().map(NodeCall::requestId).toList());
             steps.addAll(kv);
-            return batch.stream().map(c -> new NodeResult(Map.of(), false, null)).toList();
+            return batch.stream().map(c -> NodeResult.of(Map.of())).toList();
         }
     }
 

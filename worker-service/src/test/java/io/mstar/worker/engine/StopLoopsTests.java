@@ -92,8 +92,8 @@ class StopLoopsTests extends ToyWorkers {
         return (device, batch) -> batch.stream().map(call -> {
             boolean done = finish.apply(call);
             int next = Int32Tensors.read(device, call.input(in))[0] + 1;
-            return new NodeResult(Map.of(in, Int32Tensors.write(device, new int[] {next}),
-                    out, Int32Tensors.write(device, new int[] {next})), done, null);
+            return NodeResult.of(Map.of(in, Int32Tensors.write(device, new int[] {next}),
+                    out, Int32Tensors.write(device, new int[] {next})), done);
         }).toList();
     }
 

@@ -85,7 +85,7 @@ public final class CounterHostKernels {
                     }
                     results.add(NodeResult.of(outputs(device, values), finish));
                 } catch (KernelException | NumberFormatException e) {
-                    results.add(NodeResult.failed(e.getMessage()));
+                    results.add(NodeResult.failed(e));
                 }
             }
             return results;
@@ -116,7 +116,7 @@ public final class CounterHostKernels {
                 try {
                     results.add(NodeResult.of(body.apply(device, call)));
                 } catch (KernelException e) {
-                    results.add(NodeResult.failed(e.getMessage()));
+                    results.add(NodeResult.failed(e));
                 }
             }
             return results;

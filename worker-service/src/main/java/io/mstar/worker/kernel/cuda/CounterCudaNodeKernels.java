@@ -83,13 +83,13 @@ public final class CounterCudaNodeKernels {
                         results.add(NodeResult.of(c.outputs(), c.finish()));
                     } catch (KernelException | NumberFormatException e) {
                         freeAll(made, e);
-                        results.add(NodeResult.failed(e.getMessage()));
+                        results.add(NodeResult.failed(e));
                     } catch (DeviceException e) {
                         freeAll(made, e);
                         if (e.isFatal()) {
                             throw e;
                         }
-                        results.add(NodeResult.failed(e.getMessage()));
+                        results.add(NodeResult.failed(e));
                     } catch (RuntimeException | Error e) {
                         freeAll(made, e);
                         throw e;

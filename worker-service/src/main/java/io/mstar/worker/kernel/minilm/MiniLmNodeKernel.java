@@ -12,6 +12,7 @@ import java.util.function.Function;
 
 import io.mstar.model.MiniLmModel;
 import io.mstar.tensor.device.Device;
+import io.mstar.wire.WorkerErrorType;
 import io.mstar.worker.kernel.DeviceUploads;
 import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.worker.kernel.Int32Tensors;
@@ -90,7 +91,7 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
         for (int i = 0; i < batch.size(); i++) {
             Tensor text = batch.get(i).inputs().get(MiniLmModel.TEXT);
             if (text == null || !MiniLmModel.TEXT_DTYPE.equals(text.dtype()) || text.dims().size() != 1) {
-                results[i] = NodeResult.failed("minilm-embed needs input '" + MiniLmModel.TEXT
+                results[i] = NodeResult.failed(WorkerErrorType.INVALID_INPUT, "minilm-embed needs input '" + MiniLmModel.TEXT
                         + "': a 1-D uint8 tensor of UTF-8 text");
                 continue;
             }

@@ -33,7 +33,7 @@ public final class ToyTtsCodecKernel implements NodeKernel {
             try {
                 results.add(NodeResult.of(window(device, Int32Tensors.read(device, call.input(ToyTtsModel.NEW_TOKEN)))));
             } catch (KernelException e) {
-                results.add(NodeResult.failed(e.getMessage()));
+                results.add(NodeResult.failed(e));
             }
         }
         return results;

@@ -120,7 +120,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
                 states.add(state);
                 admitted.add(i);
             } catch (KernelException e) {
-                results[i] = NodeResult.failed(e.getMessage());
+                results[i] = NodeResult.failed(e);
             }
         }
         if (backend == null && !jobs.isEmpty()) {
@@ -141,7 +141,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
                 try {
                     results[i] = decode(device, call, steps.get(i), state, logits[j], made);
                 } catch (KvCacheException | KernelException e) {
-                    results[i] = NodeResult.failed(e.getMessage());
+                    results[i] = NodeResult.failed(e);
                 }
             }
         } catch (RuntimeException | Error e) {

@@ -1,10 +1,22 @@
 package io.mstar.stack;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 
-/** The parsed command line of {@link LocalStackCli}. */
+/**
+ * The parsed command line of {@link LocalStackCli}. {@code given} names the options the command line set explicitly
+ * ({@code --workers} ...), so a later {@code up} can tell a deliberate change from a default.
+ */
 record CliOptions(String command, int workers, int basePort, int conductorPort, String topicPrefix,
-                  int timeoutSeconds, Path stateDir) {
+                  int timeoutSeconds, Path stateDir, Set<String> given) {
 
     /**
      * Where {@code bin/mstar up} puts the conductor unless told otherwise: a fixed, well-known port, so the
@@ -12,12 +24,31 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
      */
     static final int DEFAULT_CONDUCTOR_PORT = 8080;
 
+    static final List<String> COMMANDS = List.of("up", "status", "down", "help");
+
+    /** {@code <run dir>/up.options}: the options of the {@code up} that started the recorded stack. */
+    static final String RECORD_FILE = "up.options";
+
+    /** The options that shape a stack; a later {@code up} restarts dead processes as they were, not with new ones. */
+    private static final List<String> STACK_SHAPE = List.of("--workers", "--base-port", "--conductor-port",
+            "--topic-prefix");
+
+    CliOptions {
+        given = Set.copyOf(given);
+    }
+
     static CliOptions parse(String[] args) {
         if (args.length == 0) {
             throw new IllegalArgumentException("a command is required");
         }
+        for (String arg : args) {
+            // `bin/mstar up --help` explains itself rather than complaining that --help needs a value.
+            if (arg.equals("--help") || arg.equals("-h")) {
+                return defaults("help");
+            }
+        }
         String command = args[0];
-        if (!command.equals("up") && !command.equals("status") && !command.equals("down")) {
+        if (!COMMANDS.contains(command)) {
             throw new IllegalArgumentException("unknown command " + command);
         }
         int workers = 2;
@@ -26,6 +57,7 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
         String topicPrefix = "mstar";
         int timeoutSeconds = 180;
         Path stateDir = null;
+        Set<String> given = new LinkedHashSet<>();
         for (int i = 1; i < args.length; i++) {
             String option = args[i];
             if (i + 1 >= args.length) {
@@ -41,8 +73,91 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
                 case "--state-dir" -> stateDir = Path.of(value).toAbsolutePath();
                 default -> throw new IllegalArgumentException("unknown option " + option);
             }
+            given.add(option);
         }
-        return new CliOptions(command, workers, basePort, conductorPort, topicPrefix, timeoutSeconds, stateDir);
+        return new CliOptions(command, workers, basePort, conductorPort, topicPrefix, timeoutSeconds, stateDir, given);
+    }
+
+    private static CliOptions defaults(String command) {
+        return new CliOptions(command, 2, 0, DEFAULT_CONDUCTOR_PORT, "mstar", 180, null, Set.of());
+    }
+
+    /** Writes the stack-shaping options (and the timeout) to {@code <runDir>/up.options}. */
+    void record(Path runDir) {
+        StringBuilder text = new StringBuilder(
+                "# The options of the bin/mstar up that started this stack; a later up restarts dead processes with them.\n");
+        values().forEach((option, value) -> text.append(option.substring(2)).append('=').append(value).append('\n'));
+        try {
+            Files.createDirectories(runDir);
+            Path tmp = runDir.resolve(RECORD_FILE + ".tmp");
+            Files.writeString(tmp, text);
+            Files.move(tmp, runDir.resolve(RECORD_FILE), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new StackException("cannot write " + runDir.resolve(RECORD_FILE), e);
+        }
+    }
+
+    /** The options {@link #record} wrote, if any; empty for a stack started by a launcher that did not record them. */
+    static Optional<CliOptions> recorded(Path runDir) {
+        Path file = runDir.resolve(RECORD_FILE);
+        if (!Files.isRegularFile(file)) {
+            return Optional.empty();
+        }
+        List<String> args = new ArrayList<>(List.of("up"));
+        try {
+            for (String line : Files.readAllLines(file)) {
+                int eq = line.indexOf('=');
+                if (line.startsWith("#") || eq < 0) {
+                    continue;
+                }
+                String option = "--" + line.substring(0, eq);
+                String value = line.substring(eq + 1);
+                // Unknown keys are skipped: a newer launcher may record more. Base port 0 is "none", the default.
+                boolean known = STACK_SHAPE.contains(option) || option.equals("--timeout");
+                if (known && !(option.equals("--base-port") && value.equals("0"))) {
+                    args.add(option);
+                    args.add(value);
+                }
+            }
+            return Optional.of(parse(args.toArray(String[]::new)));
+        } catch (IOException | IllegalArgumentException e) {
+            throw new StackException("cannot read " + file + " (" + e.getMessage() + "); run bin/mstar down first", e);
+        }
+    }
+
+    static void forget(Path runDir) {
+        try {
+            Files.deleteIfExists(runDir.resolve(RECORD_FILE));
+        } catch (IOException e) {
+            throw new StackException("cannot delete " + runDir.resolve(RECORD_FILE), e);
+        }
+    }
+
+    /**
+     * The stack-shaping options this command line gave explicitly with another value than {@code recorded}, as
+     * {@code --workers 3 (the stack has 2)}; what it left out is no conflict.
+     */
+    List<String> conflictsWith(CliOptions recorded) {
+        Map<String, String> mine = values();
+        Map<String, String> theirs = recorded.values();
+        List<String> conflicts = new ArrayList<>();
+        for (String option : STACK_SHAPE) {
+            if (given.contains(option) && !mine.get(option).equals(theirs.get(option))) {
+                conflicts.add(option + " " + mine.get(option) + " (the stack has " + theirs.get(option) + ")");
+            }
+        }
+        return conflicts;
+    }
+
+    private Map<String, String> values() {
+        Map<String, String> values = new LinkedHashMap<>();
+        values.put("--workers", Integer.toString(workers));
+        values.put("--base-port", Integer.toString(basePort));
+        values.put("--conductor-port", Integer.toString(conductorPort));
+        values.put("--topic-prefix", topicPrefix);
+        values.put("--timeout", Integer.toString(timeoutSeconds));
+        return values;
     }
 
     private static int nonNegative(String option, String value) {

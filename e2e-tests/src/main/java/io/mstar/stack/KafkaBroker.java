@@ -36,11 +36,13 @@ public final class KafkaBroker implements AutoCloseable {
 
     private final Settings settings;
     private final int port;
+    private final int controllerPort;
     private volatile ManagedProcess process;
 
-    private KafkaBroker(Settings settings, int port, ManagedProcess process) {
+    private KafkaBroker(Settings settings, int port, int controllerPort, ManagedProcess process) {
         this.settings = settings;
         this.port = port;
+        this.controllerPort = controllerPort;
         this.process = process;
     }
 
@@ -69,7 +71,7 @@ public final class KafkaBroker implements AutoCloseable {
             List<String> command = JavaCommand.mainClass(classpathArgs, MAIN_CLASS, jvmOptions,
                     List.of(serverProperties.toString()));
             ManagedProcess process = ManagedProcess.start("kafka", command, dataDir, settings.logFile());
-            return new KafkaBroker(settings, port, process);
+            return new KafkaBroker(settings, port, controllerPort, process);
         } catch (IOException e) {
             throw new StackException("cannot prepare the broker's data directory " + dataDir, e);
         }
@@ -158,6 +160,20 @@ public final class KafkaBroker implements AutoCloseable {
 
     public ManagedProcess process() {
         return process;
+    }
+
+    /** The client port, as in {@link #bootstrapServers()}. */
+    public int port() {
+        return port;
+    }
+
+    /** The KRaft controller's port. */
+    public int controllerPort() {
+        return controllerPort;
+    }
+
+    Settings settings() {
+        return settings;
     }
 
     /**

@@ -60,7 +60,8 @@ final class LoopbackPorts {
         }
     }
 
-    private static boolean bindable(int port) {
+    /** Whether a listener could bind 127.0.0.1:{@code port} right now. */
+    static boolean bindable(int port) {
         try (ServerSocket socket = new ServerSocket()) {
             socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
             return true;

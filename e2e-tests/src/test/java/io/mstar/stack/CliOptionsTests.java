@@ -1,6 +1,9 @@
 package io.mstar.stack;
 
+import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -28,5 +31,48 @@ class CliOptionsTests {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--conductor-port");
         assertThatThrownBy(() -> CliOptions.parse(new String[] {"up", "--conductor-port", "x"}))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--conductor-port");
+    }
+
+    @Test
+    void helpInAnyFormAndAnywhereIsTheHelpCommand() {
+        for (String[] args : List.of(new String[] {"help"}, new String[] {"--help"}, new String[] {"-h"},
+                new String[] {"up", "--workers", "3", "--help"}, new String[] {"down", "-h"})) {
+            assertThat(CliOptions.parse(args).command()).as(String.join(" ", args)).isEqualTo("help");
+        }
+        assertThatThrownBy(() -> CliOptions.parse(new String[] {"restart"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown command restart");
+    }
+
+    @Test
+    void usageHasOneLinePerCommandAndOption() {
+        for (String word : List.of("up ", "status ", "down ", "help ", "--workers N ", "--conductor-port P ",
+                "--base-port P ", "--topic-prefix X ", "--timeout SECONDS ", "--state-dir DIR ", "--rebuild ")) {
+            assertThat(CliUsage.TEXT.lines().filter(line -> line.startsWith("  " + word))).as(word).hasSize(1);
+        }
+        assertThat(CliUsage.TEXT).doesNotContain("\u001b");
+    }
+
+    @Test
+    void recordedOptionsReadBackAndOnlyExplicitlyGivenOnesConflict(@TempDir Path runDir) {
+        CliOptions original = CliOptions.parse(new String[] {"up", "--workers", "3", "--conductor-port", "0",
+                "--topic-prefix", "t1", "--timeout", "99"});
+        assertThat(CliOptions.recorded(runDir)).isEmpty();
+        original.record(runDir);
+
+        CliOptions recorded = CliOptions.recorded(runDir).orElseThrow();
+        assertThat(recorded.workers()).isEqualTo(3);
+        assertThat(recorded.conductorPort()).isZero();
+        assertThat(recorded.basePort()).isZero();
+        assertThat(recorded.topicPrefix()).isEqualTo("t1");
+        assertThat(recorded.timeoutSeconds()).isEqualTo(99);
+
+        assertThat(CliOptions.parse(new String[] {"up"}).conflictsWith(recorded)).as("defaults only").isEmpty();
+        assertThat(CliOptions.parse(new String[] {"up", "--workers", "3", "--timeout", "5"}).conflictsWith(recorded))
+                .isEmpty();
+        assertThat(CliOptions.parse(new String[] {"up", "--workers", "2", "--base-port", "20000"}).conflictsWith(recorded))
+                .containsExactly("--workers 2 (the stack has 3)", "--base-port 20000 (the stack has 0)");
+
+        CliOptions.forget(runDir);
+        assertThat(CliOptions.recorded(runDir)).isEmpty();
     }
 }

@@ -1,5 +1,6 @@
 package io.mstar.bench.kafka;
 
+import io.mstar.bench.DriverLogging;
 import io.mstar.messaging.ControlClientSettings;
 import io.mstar.stack.KafkaBroker;
 import io.mstar.stack.ProjectLayout;
@@ -54,7 +55,9 @@ import org.springframework.kafka.support.serializer.ErrorHandlingDeserializer;
  * itself adds to a service's hop.
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar io.mstar.bench.kafka.KafkaRoundTrip [--warmup N] [--messages M] [--pipelined P]
- *     [--gap-ms G] [--gap-messages K] [--container-messages C] [--container-gap-ms D]</pre>
+ *     [--gap-ms G] [--gap-messages K] [--container-messages C] [--container-gap-ms D] [--verbose]</pre>
+ *
+ * <p>{@code --verbose} keeps the Kafka clients' INFO logging (their configuration dumps); see {@link DriverLogging}.
  */
 public final class KafkaRoundTrip {
 
@@ -111,6 +114,7 @@ public final class KafkaRoundTrip {
     }
 
     public static void main(String[] args) throws Exception {
+        args = DriverLogging.configure(args);
         int warmup = intOption(args, "--warmup", 5_000);
         int messages = intOption(args, "--messages", 20_000);
         int pipelined = intOption(args, "--pipelined", 200_000);

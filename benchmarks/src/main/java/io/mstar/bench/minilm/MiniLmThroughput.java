@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
+import io.mstar.bench.DriverLogging;
 import io.mstar.tensor.device.cuda.CudaDevice;
 import io.mstar.worker.kernel.minilm.MiniLmCudaEncoder;
 import io.mstar.worker.kernel.minilm.MiniLmCudaKernels;
@@ -20,7 +21,7 @@ import io.mstar.worker.kernel.minilm.MiniLmWeights;
  * embedding to compare with PyTorch's.
  *
  * <pre>java -Dmstar.minilm.onnx=all-minilm-l6-v2.onnx -cp ... io.mstar.bench.minilm.MiniLmThroughput \
- *     [auto|host|cuda] [iterations=50] [batch=32] [tokens=128] [warmup=5]</pre>
+ *     [auto|host|cuda] [iterations=50] [batch=32] [tokens=128] [warmup=5] [--verbose]</pre>
  *
  * Weights: {@code -Dmstar.minilm.onnx=PATH}, else the langchain4j artifact on the class path.
  */
@@ -45,6 +46,7 @@ public final class MiniLmThroughput {
     }
 
     public static void main(String[] args) {
+        args = DriverLogging.configure(args);
         String device = args.length > 0 ? args[0] : "auto";
         int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 50;
         int sentences = args.length > 2 ? Integer.parseInt(args[2]) : 32;

@@ -1,5 +1,6 @@
 package io.mstar.bench.request;
 
+import io.mstar.bench.DriverLogging;
 import io.mstar.bench.kafka.KafkaRoundTrip;
 import io.mstar.stack.LocalStack;
 import io.mstar.stack.ProjectLayout;
@@ -40,7 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * geometric grid, 10 % apart, 10 µs to 2 s), so a percentile read off the buckets is within about
  * 10 % of the exact one.
  *
- * <pre>java -cp benchmarks/target/benchmarks.jar io.mstar.bench.request.TransitionLatency [--requests N] ...</pre>
+ * <pre>java -cp benchmarks/target/benchmarks.jar io.mstar.bench.request.TransitionLatency [--requests N] ... [--verbose]</pre>
+ *
+ * <p>{@code --verbose} keeps the Kafka clients' and Spring's INFO logging; see {@link DriverLogging}.
  */
 public final class TransitionLatency {
 
@@ -70,7 +73,7 @@ public final class TransitionLatency {
     }
 
     public static void main(String[] args) throws Exception {
-        Options options = Options.parse(args);
+        Options options = Options.parse(DriverLogging.configure(args));
         ProjectLayout layout = ProjectLayout.discover();
         // A fresh directory per run: the broker's data of an earlier run would hold its topics.
         Path stateDir = Files.createDirectories(layout.root().resolve("benchmarks/target"))

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
+import io.mstar.bench.DriverLogging;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.SamplingConfig;
@@ -28,7 +29,8 @@ import io.mstar.worker.kv.TokenSampler;
  * Kafka are not in it (those are TransitionLatency's).
  *
  * <p>Options: {@code --device host|cuda|auto} (auto: CUDA when a GPU is visible), {@code --batches 1,8,32},
- * {@code --tokens 128}, {@code --prompt-bytes 32}, {@code --rounds 3} (timed rounds per batch; the best is kept).
+ * {@code --tokens 128}, {@code --prompt-bytes 32}, {@code --rounds 3} (timed rounds per batch; the best is kept),
+ * {@code --verbose} (INFO logging, see {@link DriverLogging}).
  */
 public final class ToyTtsDecode {
 
@@ -39,6 +41,7 @@ public final class ToyTtsDecode {
     }
 
     public static void main(String[] args) throws Exception {
+        args = DriverLogging.configure(args);
         String deviceChoice = "auto";
         int[] batches = {1, 8, 32};
         int tokens = 128;

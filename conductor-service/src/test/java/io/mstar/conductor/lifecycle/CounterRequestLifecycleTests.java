@@ -30,6 +30,7 @@ import io.mstar.wire.RequestOutcome;
 import io.mstar.wire.ResultTensors;
 import io.mstar.wire.TensorReceived;
 import io.mstar.wire.UnpersistTensors;
+import io.mstar.wire.WorkerErrorType;
 import io.mstar.wire.WorkerGraphsDone;
 
 /**
@@ -199,6 +200,29 @@ class CounterRequestLifecycleTests {
         h.awaitSent(RemoveRequest.class, 2, s -> true);
         assertThat(chunks).hasSize(1);
         assertThat(h.liveInputs()).isZero();
+    }
+
+    @Test
+    void aWorkersTypedFailureReachesTheClientAndEveryDrainSaysTheRequestFailed() {
+        List<Chunk> bad = new CopyOnWriteArrayList<>();
+        List<Chunk> broken = new CopyOnWriteArrayList<>();
+        h.submit(ConductorHarness.counterRequest("r-bad", 5, Map.of(), 4), bad);
+        h.submit(ConductorHarness.counterRequest("r-broken", 5, Map.of(), 4), broken);
+        h.awaitSent(NewRequest.class, 6, s -> true);
+
+        // One message, two requests, two types: a kernel that found the input unusable, and a device error.
+        h.deliver(W1, new FailRequests(Map.of("r-bad", "token 7 is not a digit", "r-broken", "cuMemAlloc failed"),
+                Map.of("r-bad", WorkerErrorType.INVALID_INPUT, "r-broken", WorkerErrorType.DEVICE_ERROR)));
+        await().atMost(Duration.ofSeconds(5)).until(() -> bad.size() == 1 && broken.size() == 1);
+        assertThat(bad.get(0).error().errorType()).isEqualTo(ErrorType.INVALID_INPUT.value());
+        assertThat(bad.get(0).error().status()).isEqualTo(400);
+        assertThat(bad.get(0).error().detail()).isEqualTo("worker-1 (invalid_input): token 7 is not a digit");
+        assertThat(broken.get(0).error().errorType()).isEqualTo(ErrorType.WORKER_FAILED.value());
+        assertThat(broken.get(0).error().detail()).isEqualTo("worker-1 (device_error): cuMemAlloc failed");
+
+        h.awaitSent(DrainRequest.class, 4, s -> true);
+        assertThat(h.sentOf(DrainRequest.class, s -> true)).extracting(s -> ((DrainRequest) s.body()).outcome())
+                .hasSize(4).containsOnly(RequestOutcome.FAILED);
     }
 
     @Test

@@ -32,6 +32,17 @@ class KernelFailureTests {
         return ids;
     }
 
+    /** Every request id any FailRequests named, with the type it gave. */
+    static Map<String, WorkerErrorType> failureTypes(InProcessBroker broker) {
+        Map<String, WorkerErrorType> types = new java.util.HashMap<>();
+        synchronized (broker.sent) {
+            broker.sent.stream().filter(s -> s.message() instanceof ConductorMessage m && m.body() instanceof FailRequests)
+                    .map(s -> (FailRequests) ((ConductorMessage) s.message()).body())
+                    .forEach(f -> f.errors().keySet().forEach(id -> types.put(id, f.typeOf(id))));
+        }
+        return types;
+    }
+
     @Nested
     class PerRequestError extends TwoWorkers {
 
@@ -48,7 +59,8 @@ class KernelFailureTests {
                 for (int i = 0; i < batch.size(); i++) {
                     if (batch.get(i).requestId().startsWith("bad")) {
                         results.get(i).outputs().values().forEach(t -> device.free(t.buffer()));
-                        results.set(i, NodeResult.failed(WorkerErrorType.KERNEL_FAILED, "step refuses " + batch.get(i).requestId()));
+                        results.set(i, NodeResult.failed(WorkerErrorType.KERNEL_FAILED,
+                                "step refuses " + batch.get(i).requestId()));
                     }
                 }
                 return results;
@@ -78,6 +90,7 @@ class KernelFailureTests {
                     .isEqualTo(ids.size());
             assertThat(stepBatches.stream().skip(1).flatMap(List::stream)).doesNotContain("bad-1");
             assertThat(failedIds(broker)).containsExactly("bad-1");
+            assertThat(failureTypes(broker)).containsExactly(Map.entry("bad-1", WorkerErrorType.KERNEL_FAILED));
             assertThat(conductor.runs.get("bad-1").failure).isEqualTo("step refuses bad-1");
             assertThat(conductor.runs.get("bad-1").flat(CounterModel.TOKEN)).isEmpty();
             for (String id : List.of("good-1", "good-2", "good-3")) {
@@ -111,6 +124,8 @@ class KernelFailureTests {
 
             List<String> failed = failedIds(broker);
             assertThat(failed).contains("explode-1").doesNotHaveDuplicates();
+            // an unexpected exception in a kernel is the worker's bug, typed internal
+            assertThat(failureTypes(broker).values()).containsOnly(WorkerErrorType.INTERNAL);
             for (String id : ids) {
                 CounterConductor.Run run = conductor.runs.get(id);
                 if (failed.contains(id)) {
@@ -151,6 +166,7 @@ class KernelFailureTests {
             conductor.pumpUntilRemoved(TwoWorkers.TIMEOUT);
 
             assertThat(failedIds(broker)).containsExactlyInAnyOrder("f-1", "f-2");
+            assertThat(failureTypes(broker).values()).containsOnly(WorkerErrorType.DEVICE_FATAL);
             assertThat(w1.loop.deviceHealthy()).isFalse();
             assertThat(w0.loop.deviceHealthy()).isTrue();
         }

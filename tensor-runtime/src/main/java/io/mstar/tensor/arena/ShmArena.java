@@ -9,11 +9,15 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -262,10 +266,17 @@ public final class ShmArena implements AutoCloseable {
         return new ArenaSlot(uuid, -1, name, 0, nbytes, nbytes, map);
     }
 
+    /**
+     * Segments and spill files hold every tensor a producer stages: readable by their owner alone (a same-host reader
+     * runs as the same user, in the same pod), never by other local users (docs/security.md).
+     */
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+
     private MappedByteBuffer mapNew(String name, long size) {
         Path path = settings.directory().resolve(name);
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE)) {
+        try (FileChannel channel = FileChannel.open(path, Set.of(StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ, StandardOpenOption.WRITE), OWNER_ONLY)) {
             if (size > 0) { // one byte at the end sizes the file; tmpfs backs pages as they are written
                 channel.write(ByteBuffer.allocate(1), size - 1);
             }

@@ -19,22 +19,30 @@ import io.mstar.messaging.ControlPlaneMeters;
 import io.mstar.messaging.ControlPlaneSender;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Topics;
+import io.mstar.tensor.transport.ReadGrants;
 import io.mstar.wire.WireCodec;
 
 /**
  * The part of a service's control plane on Kafka (docs/architecture.md#topics-keys-and-headers) that the conductor and
  * the workers share: the deployment config, topics created at start-up, one idempotent producer behind the
- * {@link ControlPlaneSender}, and {@link ControlInboxes} to build the inbox container. A service imports it and adds
- * what is its own: its {@link ControlIdentity}, its {@link ControlPlaneMeters} (the message types it sends and
- * receives) and its inbox listener.
+ * {@link ControlPlaneSender}, {@link ControlInboxes} to build the inbox container, and the data plane's read grants
+ * (docs/security.md). A service imports it and adds what is its own: its {@link ControlIdentity}, its
+ * {@link ControlPlaneMeters} (the message types it sends and receives) and its inbox listener.
  */
 @Configuration(proxyBeanMethods = false)
-@EnableConfigurationProperties({MessagingProperties.class, DeploymentProperties.class})
+@EnableConfigurationProperties({MessagingProperties.class, DeploymentProperties.class,
+        DataPlaneSecurityProperties.class})
 public class ControlPlaneConfiguration {
 
     @Bean
     DeploymentConfig deploymentConfig(DeploymentProperties properties) {
         return DeploymentConfig.loadOrDefault(properties.config());
+    }
+
+    /** The deployment's tensor read grants (docs/security.md): minted by readers, checked by tensor servers. */
+    @Bean
+    ReadGrants readGrants(DataPlaneSecurityProperties properties) {
+        return properties.readGrants();
     }
 
     @Bean

@@ -75,7 +75,8 @@ class ControlPlaneConfigurationTests {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withUserConfiguration(AService.class)
             // No KafkaAdmin, and lazy: nothing here opens a client to the unreachable address (closing one waits).
-            .withPropertyValues("spring.kafka.bootstrap-servers=127.0.0.1:1", "spring.main.lazy-initialization=true");
+            .withPropertyValues("spring.kafka.bootstrap-servers=127.0.0.1:1", "spring.main.lazy-initialization=true",
+                    "mstar.data-plane.secret=test-only-data-plane-secret-0123456789abcdef");
 
     @Test
     void topicsOfTheDeploymentAreDeclaredWithTheConfiguredPrefixPartitionsAndReplicas() {

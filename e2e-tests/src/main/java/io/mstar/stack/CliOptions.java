@@ -16,7 +16,10 @@ import java.util.Set;
  * ({@code --workers} ...), so a later {@code up} can tell a deliberate change from a default.
  */
 record CliOptions(String command, int workers, int basePort, int conductorPort, String topicPrefix,
-                  int timeoutSeconds, Path stateDir, Set<String> given) {
+                  String bindAddress, int timeoutSeconds, Path stateDir, Set<String> given) {
+
+    /** What every service listener binds unless {@code --bind} says otherwise: a developer's stack is no server. */
+    static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
 
     /**
      * Where {@code bin/mstar up} puts the conductor unless told otherwise: a fixed, well-known port, so the
@@ -31,7 +34,7 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
 
     /** The options that shape a stack; a later {@code up} restarts dead processes as they were, not with new ones. */
     private static final List<String> STACK_SHAPE = List.of("--workers", "--base-port", "--conductor-port",
-            "--topic-prefix");
+            "--topic-prefix", "--bind");
 
     CliOptions {
         given = Set.copyOf(given);
@@ -55,6 +58,7 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
         int basePort = 0;
         int conductorPort = DEFAULT_CONDUCTOR_PORT;
         String topicPrefix = "mstar";
+        String bindAddress = DEFAULT_BIND_ADDRESS;
         int timeoutSeconds = 180;
         Path stateDir = null;
         Set<String> given = new LinkedHashSet<>();
@@ -69,17 +73,20 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
                 case "--base-port" -> basePort = positive(option, value);
                 case "--conductor-port" -> conductorPort = nonNegative(option, value);
                 case "--topic-prefix" -> topicPrefix = value;
+                case "--bind" -> bindAddress = address(option, value);
                 case "--timeout" -> timeoutSeconds = positive(option, value);
                 case "--state-dir" -> stateDir = Path.of(value).toAbsolutePath();
                 default -> throw new IllegalArgumentException("unknown option " + option);
             }
             given.add(option);
         }
-        return new CliOptions(command, workers, basePort, conductorPort, topicPrefix, timeoutSeconds, stateDir, given);
+        return new CliOptions(command, workers, basePort, conductorPort, topicPrefix, bindAddress, timeoutSeconds,
+                stateDir, given);
     }
 
     private static CliOptions defaults(String command) {
-        return new CliOptions(command, 2, 0, DEFAULT_CONDUCTOR_PORT, "mstar", 180, null, Set.of());
+        return new CliOptions(command, 2, 0, DEFAULT_CONDUCTOR_PORT, "mstar", DEFAULT_BIND_ADDRESS, 180, null,
+                Set.of());
     }
 
     /** Writes the stack-shaping options (and the timeout) to {@code <runDir>/up.options}. */
@@ -156,8 +163,17 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
         values.put("--base-port", Integer.toString(basePort));
         values.put("--conductor-port", Integer.toString(conductorPort));
         values.put("--topic-prefix", topicPrefix);
+        values.put("--bind", bindAddress);
         values.put("--timeout", Integer.toString(timeoutSeconds));
         return values;
+    }
+
+    /** An IP address literal (no name lookup: {@code --bind} names an interface, not a host). */
+    private static String address(String option, String value) {
+        if (!value.matches("[0-9.]+|[0-9a-fA-F:]+")) {
+            throw new IllegalArgumentException(option + " needs an IP address such as 127.0.0.1 or 0.0.0.0, not " + value);
+        }
+        return value;
     }
 
     private static int nonNegative(String option, String value) {

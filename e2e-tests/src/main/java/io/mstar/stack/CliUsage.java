@@ -7,7 +7,8 @@ package io.mstar.stack;
 public final class CliUsage {
 
     static final String TEXT = """
-            usage: bin/mstar [--rebuild] up [--workers N] [--conductor-port P] [--base-port P] [--topic-prefix X] [--timeout SECONDS]
+            usage: bin/mstar [--rebuild] up [--workers N] [--conductor-port P] [--base-port P] [--topic-prefix X]
+                                            [--bind ADDRESS] [--timeout SECONDS]
                    bin/mstar status|down|help [--state-dir DIR]
             commands:
               up                  start Kafka, the conductor and N workers, wait until ready, print the URLs (see below)
@@ -19,6 +20,7 @@ public final class CliUsage {
               --conductor-port P  the conductor's HTTP port (default 8080; 0 = any free port)
               --base-port P       fixed ports: Kafka P, its controller P+1, conductor P+2, worker n P+3+n
               --topic-prefix X    prefix of the stack's Kafka topics (default mstar)
+              --bind ADDRESS      what the services' HTTP and tensor servers bind (default 127.0.0.1; Kafka stays on it)
               --timeout SECONDS   how long up waits for readiness (default 180)
               --state-dir DIR     logs, pid records and broker data, for every command (default <repo>/.mstar)
               --rebuild           first argument only: the full Maven build before up (also MSTAR_REBUILD=1)

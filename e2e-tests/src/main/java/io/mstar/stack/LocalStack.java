@@ -28,7 +28,8 @@ public final class LocalStack implements AutoCloseable {
     /** Set once stopping began; written under {@code this} so no process starts after it. */
     private volatile boolean stopping;
     private KafkaBroker broker;
-    private AdminToken adminToken;
+    private SecretFile adminToken;
+    private SecretFile dataPlaneSecret;
     private ServiceProcess conductor;
     private final List<ServiceProcess> workers = new ArrayList<>();
 
@@ -64,16 +65,20 @@ public final class LocalStack implements AutoCloseable {
                     "--spring.kafka.bootstrap-servers=" + broker.bootstrapServers(),
                     "--mstar.deployment.config=" + deploymentConfig,
                     "--mstar.messaging.topic-prefix=" + settings.topicPrefix));
+            dataPlaneSecret = SecretFile.write(settings.stateDir.resolve(SecretFile.DATA_PLANE_SECRET));
+            common.add("--mstar.data-plane.secret-file=" + dataPlaneSecret.file());
             common.addAll(settings.serviceArgs);
-            adminToken = AdminToken.write(settings.stateDir.resolve(AdminToken.FILE_NAME));
+            adminToken = SecretFile.write(settings.stateDir.resolve(SecretFile.ADMIN_TOKEN));
             List<String> conductorArgs = new ArrayList<>(common);
             conductorArgs.add("--mstar.conductor.admin.token-file=" + adminToken.file());
+            conductorArgs.add("--mstar.conductor.data.bind-address=" + settings.bindAddress);
             conductor = startService("conductor", settings.layout.conductorJar(),
                     ports.orFree(settings.conductorPort), conductorArgs);
             for (int n = 0; n < settings.workers; n++) {
                 int port = settings.workerBasePort > 0 ? settings.workerBasePort + n : ports.orFree(0);
                 List<String> args = new ArrayList<>(common);
                 args.add("--mstar.worker.id=" + n);
+                args.add("--mstar.worker.data.bind-address=" + settings.bindAddress);
                 workers.add(startService("worker-" + n, settings.layout.workerJar(), port, args));
             }
             awaitReady();
@@ -100,8 +105,8 @@ public final class LocalStack implements AutoCloseable {
 
     private synchronized ServiceProcess startService(String name, Path jar, int port, List<String> args) {
         refuseWhenStopping();
-        ServiceProcess service = ServiceProcess.start(new ServiceProcess.Spec(name, jar, port, args,
-                logFile(name), settings.stateDir, Duration.ofSeconds(30)));
+        ServiceProcess service = ServiceProcess.start(new ServiceProcess.Spec(name, jar, port, settings.bindAddress,
+                args, logFile(name), settings.stateDir, Duration.ofSeconds(30)));
         services.add(service);
         ProcessRecord.ofService(service).write(runDir);
         return service;
@@ -175,8 +180,13 @@ public final class LocalStack implements AutoCloseable {
     }
 
     /** The bearer token of the conductor's admin API, freshly generated for this stack. */
-    public AdminToken adminToken() {
+    public SecretFile adminToken() {
         return adminToken;
+    }
+
+    /** The secret every service of this stack signs and checks tensor read grants with, fresh for this stack. */
+    public SecretFile dataPlaneSecret() {
+        return dataPlaneSecret;
     }
 
     /** SIGKILL of worker {@code n}, as a crashed pod; its record stays so {@code down} still finds it. */
@@ -288,6 +298,7 @@ public final class LocalStack implements AutoCloseable {
         private int conductorPort;
         private int workerBasePort;
         private String topicPrefix = "mstar";
+        private String bindAddress = "127.0.0.1";
         private DeploymentConfigFile.Admission admission;
         private Duration readyTimeout = Duration.ofSeconds(180);
         private Consumer<String> progress = line -> { };
@@ -336,6 +347,15 @@ public final class LocalStack implements AutoCloseable {
         /** Deployment-wide admission limits instead of the services' defaults (64 running, 256 queued). */
         public Builder admission(int maxConcurrentRequests, int maxQueuedRequests) {
             this.admission = new DeploymentConfigFile.Admission(maxConcurrentRequests, maxQueuedRequests);
+            return this;
+        }
+
+        /**
+         * What the services' HTTP servers and tensor servers bind (default {@code 127.0.0.1}); the broker stays on
+         * loopback, since a local stack's clients are its own services.
+         */
+        public Builder bindAddress(String bindAddress) {
+            this.bindAddress = java.util.Objects.requireNonNull(bindAddress, "bindAddress");
             return this;
         }
 

@@ -109,6 +109,7 @@ public final class LocalStackCli {
                 .stateDir(stateDir)
                 .workers(options.workers())
                 .topicPrefix(options.topicPrefix())
+                .bindAddress(options.bindAddress())
                 .readyTimeout(Duration.ofSeconds(options.timeoutSeconds()))
                 .progress(progress::update);
         if (options.basePort() > 0) {
@@ -202,7 +203,7 @@ public final class LocalStackCli {
         }
         out.printf("  %-10s %s   (bootstrap servers)%n", "kafka", bootstrapServers);
         out.printf("  %-10s %s%n", "logs", stateDir.resolve("logs"));
-        out.printf("  %-10s %s   (bearer token of /admin/*)%n", "admin", stateDir.resolve(AdminToken.FILE_NAME));
+        out.printf("  %-10s %s   (bearer token of /admin/*)%n", "admin", stateDir.resolve(SecretFile.ADMIN_TOKEN));
         out.println("Stop it with: bin/mstar down");
     }
 

@@ -8,20 +8,22 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /**
- * The admin API's bearer token for a local stack: random per start, written to a file only its
- * owner can read, which the conductor loads ({@code mstar.conductor.admin.token-file}). There is never a
- * built-in default token.
+ * A secret of a local stack: 32 random bytes per start, hex, written to a file only its owner can read. The admin
+ * API's bearer token ({@value #ADMIN_TOKEN}, loaded by the conductor through {@code mstar.conductor.admin.token-file})
+ * and the data-plane secret that signs tensor read grants ({@value #DATA_PLANE_SECRET}, loaded by every service
+ * through {@code mstar.data-plane.secret-file}). There is never a built-in default.
  */
-public record AdminToken(Path file, String value) {
+public record SecretFile(Path file, String value) {
 
-    public static final String FILE_NAME = "admin-token";
+    public static final String ADMIN_TOKEN = "admin-token";
+    public static final String DATA_PLANE_SECRET = "data-plane-secret";
 
     @Override
     public String toString() {
-        return "AdminToken[" + file + "]";
+        return "SecretFile[" + file + "]";
     }
 
-    static AdminToken write(Path file) {
+    static SecretFile write(Path file) {
         byte[] random = new byte[32];
         new SecureRandom().nextBytes(random);
         String value = HexFormat.of().formatHex(random);
@@ -30,9 +32,9 @@ public record AdminToken(Path file, String value) {
             Files.deleteIfExists(file);
             Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.writeString(file, value);
-            return new AdminToken(file, value);
+            return new SecretFile(file, value);
         } catch (IOException e) {
-            throw new StackException("cannot write the admin token " + file, e);
+            throw new StackException("cannot write the secret " + file, e);
         }
     }
 }

@@ -14,11 +14,19 @@ import java.util.List;
 public final class ServiceProcess implements AutoCloseable {
 
     /** How a service is started: its entity name, jar, HTTP port and Spring arguments. */
-    public record Spec(String name, Path jar, int httpPort, List<String> args, Path logFile,
+    /**
+     * @param bindAddress what the service's HTTP server binds ({@code 127.0.0.1} unless {@code bin/mstar up --bind});
+     *                    probes reach it there, or on loopback when it is the wildcard
+     */
+    public record Spec(String name, Path jar, int httpPort, String bindAddress, List<String> args, Path logFile,
                        Path workingDir, Duration stopGrace) {
 
         public Spec {
             args = List.copyOf(args);
+        }
+
+        String probeHost() {
+            return bindAddress.equals("0.0.0.0") || bindAddress.equals("::") ? "127.0.0.1" : bindAddress;
         }
     }
 
@@ -34,8 +42,8 @@ public final class ServiceProcess implements AutoCloseable {
     public static ServiceProcess start(Spec spec) {
         List<String> args = new ArrayList<>();
         args.add("--server.port=" + spec.httpPort());
-        // Actuator and API on loopback only: a developer's stack is not a network service.
-        args.add("--server.address=127.0.0.1");
+        // Actuator and API on loopback unless asked otherwise: a developer's stack is not a network service.
+        args.add("--server.address=" + spec.bindAddress());
         args.addAll(spec.args());
         List<String> command = JavaCommand.jar(spec.jar(),
                 List.of(JavaCommand.HEAP, "-XX:+UseSerialGC", "-Djava.awt.headless=true"), args);
@@ -47,7 +55,7 @@ public final class ServiceProcess implements AutoCloseable {
     }
 
     public String baseUrl() {
-        return "http://127.0.0.1:" + spec.httpPort();
+        return "http://" + spec.probeHost() + ":" + spec.httpPort();
     }
 
     public String readinessUrl() {

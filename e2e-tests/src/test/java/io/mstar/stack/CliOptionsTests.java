@@ -46,10 +46,18 @@ class CliOptionsTests {
     @Test
     void usageHasOneLinePerCommandAndOption() {
         for (String word : List.of("up ", "status ", "down ", "help ", "--workers N ", "--conductor-port P ",
-                "--base-port P ", "--topic-prefix X ", "--timeout SECONDS ", "--state-dir DIR ", "--rebuild ")) {
+                "--base-port P ", "--topic-prefix X ", "--bind ADDRESS ", "--timeout SECONDS ", "--state-dir DIR ", "--rebuild ")) {
             assertThat(CliUsage.TEXT.lines().filter(line -> line.startsWith("  " + word))).as(word).hasSize(1);
         }
         assertThat(CliUsage.TEXT).doesNotContain("\u001b");
+    }
+
+    @Test
+    void listenersBindLoopbackUnlessBindNamesAnAddress() {
+        assertThat(CliOptions.parse(new String[] {"up"}).bindAddress()).isEqualTo("127.0.0.1");
+        assertThat(CliOptions.parse(new String[] {"up", "--bind", "0.0.0.0"}).bindAddress()).isEqualTo("0.0.0.0");
+        assertThatThrownBy(() -> CliOptions.parse(new String[] {"up", "--bind", "my-laptop.local"}))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--bind needs an IP address");
     }
 
     @Test

@@ -6,16 +6,18 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * The conductor's tensor data plane ({@code mstar.conductor.data.*}).
  *
- * @param bindHost       address the tensor server binds (default {@code 0.0.0.0})
+ * @param bindAddress    address the tensor server binds (default {@code 0.0.0.0}: every interface; the local stack
+ *                       passes {@code 127.0.0.1}, the Helm chart the pod IP)
  * @param port           the data port workers read the conductor's input tensors from (default 0: any free port;
  *                       descriptors carry the bound port, so workers find it either way). Set a fixed port where a
  *                       NetworkPolicy or firewall must name it (Kubernetes).
- * @param advertisedHost host stamped into descriptors ({@code source_session_id}); empty (the default) uses this
- *                       machine's host name. On Kubernetes set it to the pod IP or a stable service name.
+ * @param advertisedHost host stamped into descriptors ({@code source_session_id}); empty (the default) uses the bind
+ *                       address when it names one interface, else this machine's address. On Kubernetes the chart
+ *                       sets the pod IP.
  * @param ioThreads      tensor server I/O threads (default 2)
  */
 @ConfigurationProperties("mstar.conductor.data")
-public record ConductorDataProperties(@DefaultValue("0.0.0.0") String bindHost, @DefaultValue("0") int port,
+public record ConductorDataProperties(@DefaultValue("0.0.0.0") String bindAddress, @DefaultValue("0") int port,
         @DefaultValue("") String advertisedHost, @DefaultValue("2") int ioThreads) {
 
     public ConductorDataProperties {

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mstar.tensor.arena.ArenaReader;
+import io.mstar.tensor.transport.ReadGrants;
 import io.mstar.tensor.transport.TensorReader;
 
 class TensorsConfigurationTests {
@@ -21,7 +22,7 @@ class TensorsConfigurationTests {
         // In a container without a host name of its own, the advertised host is "localhost" (found by the image test).
         try (ArenaReader arena = new ArenaReader(dir);
                 TensorReader reader = new TensorsConfiguration().conductorTensorReader(arena, new SimpleMeterRegistry(),
-                        new ConductorDataProperties("0.0.0.0", 0, "localhost", 2))) {
+                        new ConductorDataProperties("0.0.0.0", 0, "localhost", 2), ReadGrants.disabled())) {
             assertThat(reader).isNotNull();
         }
     }

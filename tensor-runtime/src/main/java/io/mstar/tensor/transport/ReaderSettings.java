@@ -22,9 +22,13 @@ import java.util.Set;
  *                        default {@value #DEFAULT_INLINE_COPY_MAX_BYTES}: such a copy takes a few microseconds, less
  *                        than handing it to a copy thread and the completion back to the caller's loop. 0 sends
  *                        every copy to the pool.
+ * @param tls             TLS on the data port; default {@link DataPlaneTls#disabled()} (plain HTTP). With TLS every
+ *                        HTTP read is {@code https://}, verifying the server's certificate, and a plain-text server
+ *                        fails the read with {@link TensorTransportException.Reason#TLS}; never a fall back to http
  */
 public record ReaderSettings(String role, Set<String> localHosts, Path arenaDirectory, SameHostPolicy sameHost,
-                             int copyThreads, int ioThreads, Duration readTimeout, int inlineCopyMaxBytes) {
+                             int copyThreads, int ioThreads, Duration readTimeout, int inlineCopyMaxBytes,
+                             DataPlaneTls tls) {
 
     public static final int DEFAULT_INLINE_COPY_MAX_BYTES = 64 * 1024;
 
@@ -34,12 +38,20 @@ public record ReaderSettings(String role, Set<String> localHosts, Path arenaDire
         Objects.requireNonNull(arenaDirectory, "arenaDirectory");
         Objects.requireNonNull(sameHost, "sameHost");
         Objects.requireNonNull(readTimeout, "readTimeout");
+        Objects.requireNonNull(tls, "tls");
         if (copyThreads < 1 || ioThreads < 1) {
             throw new IllegalArgumentException("copyThreads and ioThreads must be >= 1");
         }
         if (inlineCopyMaxBytes < 0) {
             throw new IllegalArgumentException("inlineCopyMaxBytes must be >= 0, was " + inlineCopyMaxBytes);
         }
+    }
+
+    /** Plain HTTP on the data port. */
+    public ReaderSettings(String role, Set<String> localHosts, Path arenaDirectory, SameHostPolicy sameHost,
+                          int copyThreads, int ioThreads, Duration readTimeout, int inlineCopyMaxBytes) {
+        this(role, localHosts, arenaDirectory, sameHost, copyThreads, ioThreads, readTimeout, inlineCopyMaxBytes,
+                DataPlaneTls.disabled());
     }
 
     public static ReaderSettings defaults(String role, Set<String> localHosts) {
@@ -49,11 +61,16 @@ public record ReaderSettings(String role, Set<String> localHosts, Path arenaDire
 
     public ReaderSettings withSameHost(SameHostPolicy policy) {
         return new ReaderSettings(role, localHosts, arenaDirectory, policy, copyThreads, ioThreads, readTimeout,
-                inlineCopyMaxBytes);
+                inlineCopyMaxBytes, tls);
     }
 
     public ReaderSettings withArenaDirectory(Path directory) {
         return new ReaderSettings(role, localHosts, directory, sameHost, copyThreads, ioThreads, readTimeout,
-                inlineCopyMaxBytes);
+                inlineCopyMaxBytes, tls);
+    }
+
+    public ReaderSettings withTls(DataPlaneTls dataPlaneTls) {
+        return new ReaderSettings(role, localHosts, arenaDirectory, sameHost, copyThreads, ioThreads, readTimeout,
+                inlineCopyMaxBytes, dataPlaneTls);
     }
 }

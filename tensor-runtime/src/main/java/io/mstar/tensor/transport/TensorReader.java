@@ -6,6 +6,8 @@ import io.mstar.tensor.arena.ArenaException;
 import io.mstar.tensor.arena.ArenaReader;
 import io.mstar.wire.TensorReceived;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLException;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
@@ -28,7 +31,9 @@ import reactor.netty.resources.LoopResources;
  * Pulls the bytes a descriptor names into a caller's buffer: from the producer's arena when it is on
  * this host ({@link SameHostPolicy}), else from its tensor server with one HTTP range request. If an
  * arena read fails (the file went away between the check and the copy) the read falls back to HTTP
- * once, which then says whether the tensor was freed.
+ * once, which then says whether the tensor was freed. With {@link ReaderSettings#tls() TLS} every HTTP read is
+ * {@code https://}, verifying the producer's certificate; a read that TLS refuses fails with
+ * {@link TensorTransportException.Reason#TLS}, never falling back to plain HTTP.
  *
  * <p>Every read is tracked under its request id until it finishes, so {@link #inFlight} is honest
  * about what {@code ReadsDone} waits for, and finished reads accumulate into the request's next
@@ -41,16 +46,28 @@ import reactor.netty.resources.LoopResources;
 public final class TensorReader implements AutoCloseable {
 
     private final ReaderSettings settings;
+    private final ReadGrants grants;
+    private final String self;
     private final ArenaReader arena;
     private final TransportMeters meters;
     private final ExecutorService copyPool;
     private final LoopResources loops;
     private final ConnectionProvider connections;
     private final HttpClient http;
+    private final String scheme;
     private final ConcurrentHashMap<String, RequestReads> requests = new ConcurrentHashMap<>();
 
+    /** A reader that presents no grant: for producers that check none (tests, a trusted network). */
     public TensorReader(ReaderSettings settings, ArenaReader arena, MeterRegistry registry) {
+        this(settings, arena, registry, ReadGrants.disabled(), settings.role());
+    }
+
+    /** A reader that mints a grant from {@code grants} for {@code self} (its entity id) with every HTTP read. */
+    public TensorReader(ReaderSettings settings, ArenaReader arena, MeterRegistry registry, ReadGrants grants,
+                        String self) {
         this.settings = settings;
+        this.grants = grants;
+        this.self = self;
         this.arena = arena;
         this.meters = new TransportMeters(registry, settings.role());
         AtomicInteger n = new AtomicInteger();
@@ -61,7 +78,16 @@ public final class TensorReader implements AutoCloseable {
         });
         this.loops = LoopResources.create("mstar-tensor-reader", settings.ioThreads(), true);
         this.connections = ConnectionProvider.create("mstar-tensor-reader", 64);
-        this.http = HttpClient.create(connections).runOn(loops).responseTimeout(settings.readTimeout());
+        HttpClient client = HttpClient.create(connections).runOn(loops).responseTimeout(settings.readTimeout());
+        DataPlaneTls tls = settings.tls();
+        if (tls.enabled()) {
+            // https only, never a fall back to http; hostname verification on (Reactor Netty's default, and
+            // configureClient's: against the deployment's server name when one is set).
+            SslContext context = tls.clientContext();
+            client = client.secure(spec -> spec.sslContext(context).handlerConfigurator(tls::configureClient));
+        }
+        this.http = client;
+        this.scheme = tls.scheme() + "://";
     }
 
     /**
@@ -188,9 +214,15 @@ public final class TensorReader implements AutoCloseable {
         } else {
             long first = info.offset();
             long last = first + info.nbytes() - 1;
-            transfer = http.headers(h -> h.set(HttpHeaderNames.RANGE, "bytes=" + first + "-" + last))
+            String grant = grants.issue(uuid, self);
+            transfer = http.headers(h -> {
+                h.set(HttpHeaderNames.RANGE, "bytes=" + first + "-" + last);
+                if (grant != null) {
+                    h.set(ReadGrants.HEADER, grant);
+                }
+            })
                     .get()
-                    .uri("http://" + source + "/tensors/" + uuid)
+                    .uri(scheme + source + "/tensors/" + uuid)
                     .response((response, body) -> {
                         int status = response.status().code();
                         if (status != 206 && status != 200) {
@@ -218,12 +250,34 @@ public final class TensorReader implements AutoCloseable {
                     .single();
         }
         return transfer
-                .onErrorMap(e -> !(e instanceof TensorTransportException),
-                        e -> new TensorTransportException(TensorTransportException.Reason.IO, uuid,
+                .onErrorMap(e -> !(e instanceof TensorTransportException), e -> tlsFailure(e)
+                        ? new TensorTransportException(TensorTransportException.Reason.TLS, uuid, "TLS with " + source
+                                + " failed (" + (settings.tls().enabled()
+                                        ? "a plain-text server, or a certificate this reader does not trust"
+                                        : "this reader has TLS off") + "; every process of a deployment must use the "
+                                + "same mstar.data-plane.tls settings): " + e, e)
+                        : new TensorTransportException(TensorTransportException.Reason.IO, uuid,
                                 "reading from " + source + " failed: " + e, e))
                 .doOnSuccess(r -> meters.landed(Transport.HTTP, info.nbytes(), System.nanoTime() - start))
                 .doOnError(e -> meters.failed(Transport.HTTP, ((TensorTransportException) e).reason()))
                 .toFuture();
+    }
+
+    /**
+     * Whether {@code error} is TLS refusing the connection: a handshake that failed (an untrusted certificate, a name
+     * that does not match), a plain-text answer to a TLS hello. A handshake that timed out is a stalled producer, as
+     * retriable as any other silence.
+     */
+    static boolean tlsFailure(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SslHandshakeTimeoutException) {
+                return false;
+            }
+            if (t instanceof SSLException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static Throwable unwrap(Throwable t) {

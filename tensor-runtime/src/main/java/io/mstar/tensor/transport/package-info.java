@@ -5,6 +5,8 @@
  * {@link io.mstar.tensor.transport.TensorPublisher} (also the store's release, so a removal frees the
  * arena slot after the last pinned read), and the consumer's
  * {@link io.mstar.tensor.transport.TensorReader} (arena on this host, HTTP otherwise; reads tracked
- * per request for {@code ReadsDone} and {@code TensorReceived}).
+ * per request for {@code ReadsDone} and {@code TensorReceived}). Reads are authenticated by
+ * {@link io.mstar.tensor.transport.ReadGrants} and, optionally, encrypted with
+ * {@link io.mstar.tensor.transport.DataPlaneTls} (docs/security.md).
  */
 package io.mstar.tensor.transport;

@@ -8,6 +8,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.mstar.controlplane.DataPlaneSecurityProperties;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
@@ -17,6 +18,8 @@ import io.mstar.messaging.InboxPosition;
 import io.mstar.model.ModelGraphs;
 import io.mstar.tensor.TensorMeters;
 import io.mstar.tensor.device.Device;
+import io.mstar.tensor.transport.DataPlaneTls;
+import io.mstar.tensor.transport.ReadGrants;
 import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
@@ -44,13 +47,22 @@ class EngineConfiguration {
         return new KernelCatalog(models);
     }
 
+    /**
+     * TLS on the data port from {@code mstar.data-plane.tls.*}, its files read and checked once: a certificate or key
+     * that is missing or wrong stops the worker here, naming the property (docs/security.md#tls-on-the-data-port).
+     */
+    @Bean
+    DataPlaneTls workerDataPlaneTls(DataPlaneSecurityProperties security) {
+        return security.dataPlaneTls();
+    }
+
     /** The device from {@code mstar.worker.device}; a fatal error on it reaches the engine as a DeviceException. */
     @Bean(destroyMethod = "close")
     WorkerDataPlane workerDataPlane(ControlIdentity identity, WorkerProperties worker, WorkerDataProperties data,
-            MeterRegistry registry) {
+            MeterRegistry registry, ReadGrants grants, DataPlaneTls tls) {
         Device device = WorkerDevices.open(worker.device(), data);
         try {
-            return new WorkerDataPlane(identity.self(), data, device, registry);
+            return new WorkerDataPlane(identity.self(), data, device, registry, grants, tls);
         } catch (RuntimeException e) {
             device.close();
             throw e;

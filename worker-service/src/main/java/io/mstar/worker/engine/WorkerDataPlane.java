@@ -1,7 +1,5 @@
 package io.mstar.worker.engine;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.HashSet;
 import java.util.List;
 
@@ -17,10 +15,13 @@ import io.mstar.tensor.arena.ShmPlacementListener;
 import io.mstar.tensor.bookkeeping.FastTensorBookkeeping;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.HostDevice;
+import io.mstar.tensor.transport.DataPlaneTls;
+import io.mstar.tensor.transport.ReadGrants;
 import io.mstar.tensor.transport.ReaderSettings;
 import io.mstar.tensor.transport.TensorPublisher;
 import io.mstar.tensor.transport.TensorReader;
 import io.mstar.tensor.transport.TensorServer;
+import io.mstar.tensor.transport.TensorServerSettings;
 
 /**
  * Builds a worker's data plane — device, store, arena, publisher, tensor server on the data port, reader — and closes
@@ -38,7 +39,24 @@ public final class WorkerDataPlane implements AutoCloseable {
     private final TensorReader reader;
     private final DataPlane parts;
 
+    /** A data plane that presents and checks no read grants: for in-process tests on one host. */
     public WorkerDataPlane(EntityId self, WorkerDataProperties settings, Device device, MeterRegistry registry) {
+        this(self, settings, device, registry, ReadGrants.disabled());
+    }
+
+    /** A data plane whose reads carry grants from {@code grants} and whose tensor server checks them; plain HTTP. */
+    public WorkerDataPlane(EntityId self, WorkerDataProperties settings, Device device, MeterRegistry registry,
+            ReadGrants grants) {
+        this(self, settings, device, registry, grants, DataPlaneTls.disabled());
+    }
+
+    /**
+     * A data plane whose reads carry grants from {@code grants} and whose tensor server checks them, both over
+     * {@code tls} (docs/security.md#tls-on-the-data-port): with TLS the server serves HTTPS only and the reader reads
+     * {@code https://} only. Same-host reads through the arena do not touch the network and are the same either way.
+     */
+    public WorkerDataPlane(EntityId self, WorkerDataProperties settings, Device device, MeterRegistry registry,
+            ReadGrants grants, DataPlaneTls tls) {
         this.device = device;
         FastTensorBookkeeping books = new FastTensorBookkeeping();
         this.arena = new ShmArena(new ArenaSettings(settings.arenaDirectory(), self.value(),
@@ -48,11 +66,12 @@ public final class WorkerDataPlane implements AutoCloseable {
         this.arenaMeters = new ArenaMeters(arena, registry, "worker");
         TensorPublisher publisher = new TensorPublisher(arena);
         TensorStore store = new TensorStore(books, publisher);
-        String host = settings.advertisedHost().isBlank() ? localAddress() : settings.advertisedHost();
-        this.server = TensorServer.start(publisher.source(), settings.bindHost(), settings.port(), host, 2);
+        String host = TensorServerSettings.advertise(settings.bindAddress(), settings.advertisedHost());
+        this.server = TensorServer.start(publisher.source(), new TensorServerSettings(settings.bindAddress(),
+                settings.port(), host, 2, "worker", tls), grants, registry);
         this.arenaReader = new ArenaReader(settings.arenaDirectory());
         this.reader = new TensorReader(ReaderSettings.defaults("worker", new HashSet<>(List.of(host, "127.0.0.1", "localhost")))
-                .withArenaDirectory(settings.arenaDirectory()), arenaReader, registry);
+                .withArenaDirectory(settings.arenaDirectory()).withTls(tls), arenaReader, registry, grants, self.value());
         this.parts = new DataPlane(self, device, store, publisher, reader, TensorUuids.forEntity(self.value()),
                 server.sessionId());
     }
@@ -77,14 +96,6 @@ public final class WorkerDataPlane implements AutoCloseable {
 
     public String sessionId() {
         return server.sessionId();
-    }
-
-    private static String localAddress() {
-        try {
-            return InetAddress.getLocalHost().getHostAddress();
-        } catch (UnknownHostException e) {
-            return "127.0.0.1";
-        }
     }
 
     @Override

@@ -9,12 +9,13 @@ import org.springframework.util.unit.DataSize;
 /**
  * The worker's data plane ({@code mstar.worker.data.*}): where its tensor server listens and how much it may hold.
  *
- * @param bindHost       address the tensor server binds (default {@code 0.0.0.0})
+ * @param bindAddress    address the tensor server binds (default {@code 0.0.0.0}: every interface; the local stack
+ *                       passes {@code 127.0.0.1}, the Helm chart the pod IP)
  * @param port           the data port (default 0: any free port; the descriptors carry whichever was bound). Fix it
  *                       where a NetworkPolicy must name it
  * @param advertisedHost host peers and the conductor use to reach the tensor server, the host part of every
- *                       descriptor's {@code source_session_id} (default empty: this host's address; on Kubernetes
- *                       set it to the pod IP)
+ *                       descriptor's {@code source_session_id} (default empty: the bind address when it names one
+ *                       interface, else this host's address; on Kubernetes the chart sets the pod IP)
  * @param arenaDirectory where the shared-memory arena lives (default {@code /dev/shm}); same-host peers read there
  * @param arenaSegment   bytes per arena segment (default 256MB); tensors beyond a full arena spill to files
  * @param arenaSegments  segments at most (default 8)
@@ -22,7 +23,7 @@ import org.springframework.util.unit.DataSize;
  *                       the request that asked, never the worker
  */
 @ConfigurationProperties("mstar.worker.data")
-public record WorkerDataProperties(@DefaultValue("0.0.0.0") String bindHost, @DefaultValue("0") int port,
+public record WorkerDataProperties(@DefaultValue("0.0.0.0") String bindAddress, @DefaultValue("0") int port,
         @DefaultValue("") String advertisedHost, @DefaultValue("/dev/shm") Path arenaDirectory,
         @DefaultValue("256MB") DataSize arenaSegment, @DefaultValue("8") int arenaSegments,
         @DefaultValue("4GB") DataSize hostMemory) {

@@ -53,6 +53,36 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
+{{/* The data-plane secret every conductor and worker pod mounts (dataPlane.*). */}}
+{{- define "mstar.dataPlaneSecretName" -}}
+{{- if .Values.dataPlane.existingSecret -}}
+{{- .Values.dataPlane.existingSecret -}}
+{{- else -}}
+{{- include "mstar.fullname" . }}-data-plane
+{{- end -}}
+{{- end -}}
+
+{{/* Whether tensor reads are authenticated with grants (then the data-plane secret is mounted). */}}
+{{- define "mstar.dataPlane.grants" -}}
+{{- if eq .Values.dataPlane.authentication "grants" -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+TLS on the data port (dataPlane.tls.*): the kubernetes.io/tls Secret every conductor and worker pod mounts at
+/etc/mstar/data-tls. The schema requires secretName when enabled; this holds under --skip-schema-validation too.
+*/}}
+{{- define "mstar.dataPlaneTls.secretName" -}}
+{{- required "dataPlane.tls.secretName is required when dataPlane.tls.enabled is true: name a kubernetes.io/tls Secret (tls.crt, tls.key, optional ca.crt) in the release's namespace" .Values.dataPlane.tls.secretName -}}
+{{- end -}}
+
+{{/* The keys of the TLS Secret the pods mount: the certificate, its key and, with caKey, the CA bundle. */}}
+{{- define "mstar.dataPlaneTls.keys" -}}
+{{- if eq .Values.dataPlane.tls.caKey "tls.key" -}}
+{{- fail "dataPlane.tls.caKey names the CA bundle readers trust (e.g. ca.crt), not the private key tls.key; leave it empty to trust tls.crt" -}}
+{{- end -}}
+{{- list "tls.crt" "tls.key" .Values.dataPlane.tls.caKey | compact | uniq | join "," -}}
+{{- end -}}
+
 {{/* image reference; call with (dict "ctx" $ "image" .Values.worker.image). */}}
 {{- define "mstar.image" -}}
 {{- printf "%s:%s" .image.repository (default .ctx.Chart.AppVersion .image.tag) -}}
@@ -94,7 +124,7 @@ ordinal is its worker id, so a missing id would never start and an extra pod wou
 {{- end -}}
 {{- end -}}
 
-{{/* Environment shared by the conductor and the workers: Kafka, messaging, deployment config. */}}
+{{/* Environment shared by the conductor and the workers: Kafka, messaging, deployment config, data-plane authentication and TLS. */}}
 {{- define "mstar.commonEnv" -}}
 - name: SPRING_KAFKA_BOOTSTRAP_SERVERS
   value: {{ include "mstar.kafka.bootstrapServers" . | quote }}
@@ -106,6 +136,32 @@ ordinal is its worker id, so a missing id would never start and an extra pod wou
   value: {{ .Values.messaging.replicationFactor | quote }}
 - name: MSTAR_DEPLOYMENT_CONFIG
   value: /etc/mstar/deployment/deployment.yaml
+# Every pod of the release signs and checks tensor reads with the same secret (docs/security.md).
+- name: MSTAR_DATA_PLANE_AUTHENTICATION
+  value: {{ .Values.dataPlane.authentication | quote }}
+{{- if include "mstar.dataPlane.grants" . }}
+- name: MSTAR_DATA_PLANE_SECRET_FILE
+  value: "/etc/mstar/data-plane/{{ .Values.dataPlane.secretKey }}"
+{{- end }}
+{{- $tls := .Values.dataPlane.tls }}
+{{- if $tls.enabled }}
+# Every pod of the release serves and reads tensors over HTTPS only, with the same mounted certificate.
+- name: MSTAR_DATA_PLANE_TLS_ENABLED
+  value: "true"
+- name: MSTAR_DATA_PLANE_TLS_CERTIFICATE_FILE
+  value: /etc/mstar/data-tls/tls.crt
+- name: MSTAR_DATA_PLANE_TLS_PRIVATE_KEY_FILE
+  value: /etc/mstar/data-tls/tls.key
+{{- if $tls.caKey }}
+- name: MSTAR_DATA_PLANE_TLS_TRUST_FILE
+  value: "/etc/mstar/data-tls/{{ $tls.caKey }}"
+{{- end }}
+{{- if $tls.serverName }}
+# The conductor advertises its pod IP: readers verify every data-plane certificate against this name instead.
+- name: MSTAR_DATA_PLANE_TLS_SERVER_NAME
+  value: {{ $tls.serverName | quote }}
+{{- end }}
+{{- end }}
 {{- if eq .Values.kafka.mode "external" }}
 {{- $ext := .Values.kafka.external }}
 - name: SPRING_KAFKA_SECURITY_PROTOCOL
@@ -137,13 +193,34 @@ ordinal is its worker id, so a missing id would never start and an extra pod wou
 {{- end }}
 {{- end -}}
 
-{{/* Volumes every mstar pod mounts: the deployment config, a writable /tmp and the Kafka CA if any. */}}
+{{/* Volumes every mstar pod mounts: the deployment config, a writable /tmp, the data-plane secret (with grants), its TLS Secret (with dataPlane.tls.enabled) and the Kafka CA if any. */}}
 {{- define "mstar.commonVolumes" -}}
 - name: deployment-config
   configMap:
     name: {{ include "mstar.config.fullname" . }}
 - name: tmp
   emptyDir: {}
+{{- if include "mstar.dataPlane.grants" . }}
+- name: data-plane
+  secret:
+    secretName: {{ include "mstar.dataPlaneSecretName" . }}
+    defaultMode: 0440
+    items:
+      - key: {{ .Values.dataPlane.secretKey }}
+        path: {{ .Values.dataPlane.secretKey }}
+{{- end }}
+{{- if .Values.dataPlane.tls.enabled }}
+# Group-readable only: the pod's fsGroup (podSecurityContext) is what lets the container's user read the key.
+- name: data-tls
+  secret:
+    secretName: {{ include "mstar.dataPlaneTls.secretName" . }}
+    defaultMode: 0440
+    items:
+      {{- range $key := splitList "," (include "mstar.dataPlaneTls.keys" .) }}
+      - key: {{ $key }}
+        path: {{ $key }}
+      {{- end }}
+{{- end }}
 {{- if and (eq .Values.kafka.mode "external") .Values.kafka.external.tls.caSecret }}
 - name: kafka-tls
   secret:
@@ -157,6 +234,16 @@ ordinal is its worker id, so a missing id would never start and an extra pod wou
   readOnly: true
 - name: tmp
   mountPath: /tmp
+{{- if include "mstar.dataPlane.grants" . }}
+- name: data-plane
+  mountPath: /etc/mstar/data-plane
+  readOnly: true
+{{- end }}
+{{- if .Values.dataPlane.tls.enabled }}
+- name: data-tls
+  mountPath: /etc/mstar/data-tls
+  readOnly: true
+{{- end }}
 {{- if and (eq .Values.kafka.mode "external") .Values.kafka.external.tls.caSecret }}
 - name: kafka-tls
   mountPath: /etc/mstar/kafka-tls

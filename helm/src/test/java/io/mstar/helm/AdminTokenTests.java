@@ -52,7 +52,9 @@ class AdminTokenTests {
         Chart.Rendered rendered = chart.render(List.of(),
                 Map.of("adminToken.existingSecret", "ops-admin", "adminToken.secretKey", "bearer"));
 
-        assertThat(rendered.all(Secret.class)).isEmpty();
+        // The data-plane secret is the chart's own unless dataPlane.existingSecret says otherwise.
+        assertThat(rendered.all(Secret.class)).extracting(s -> s.getMetadata().getName())
+                .containsExactly(Chart.name("data-plane"));
         var pod = rendered.one(Deployment.class, Chart.name("conductor")).getSpec().getTemplate().getSpec();
         var volume = pod.getVolumes().stream().filter(v -> v.getName().equals("admin-token")).findFirst().orElseThrow();
         assertThat(volume.getSecret().getSecretName()).isEqualTo("ops-admin");

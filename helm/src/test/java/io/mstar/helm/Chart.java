@@ -7,14 +7,18 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesResource;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * helm/mstar rendered offline through helm-java (Helm's own Go library), each document parsed into its
@@ -98,6 +102,39 @@ final class Chart implements AutoCloseable {
     Optional<String> renderFailure(List<Path> valuesFiles, Map<String, Object> sets) {
         try {
             render(valuesFiles, sets);
+            return Optional.empty();
+        } catch (IllegalStateException e) {
+            return Optional.of(e.getMessage());
+        }
+    }
+
+    /**
+     * Helm's message when the chart, rendered without its values.schema.json (what {@code --skip-schema-validation}
+     * does), fails with these --set pairs; empty when it renders. The copy of the chart goes to {@code workDir}.
+     */
+    Optional<String> renderFailureWithoutSchema(Path workDir, Map<String, Object> sets) {
+        Path copy = workDir.resolve("mstar-without-schema");
+        try {
+            if (!Files.isDirectory(copy)) {
+                try (Stream<Path> files = Files.walk(dir())) {
+                    for (Path file : files.sorted(Comparator.naturalOrder()).toList()) {
+                        Path target = copy.resolve(dir().relativize(file).toString());
+                        if (Files.isDirectory(file)) {
+                            Files.createDirectories(target);
+                        } else if (!file.getFileName().toString().equals("values.schema.json")) {
+                            Files.copy(file, target);
+                        }
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        TemplateCommand command = new Helm(copy).template().withName(RELEASE).withNamespace(NAMESPACE)
+                .withKubeVersion("1.31.0");
+        sets.forEach(command::set);
+        try {
+            command.call();
             return Optional.empty();
         } catch (IllegalStateException e) {
             return Optional.of(e.getMessage());

@@ -70,7 +70,7 @@ class ChartRenderTests {
         Chart.Rendered rendered = chart.render();
 
         assertThat(rendered.kindCounts()).containsExactlyInAnyOrderEntriesOf(Map.of(
-                "ServiceAccount", 1, "Secret", 1, "ConfigMap", 2, "Service", 3, "Deployment", 1,
+                "ServiceAccount", 1, "Secret", 2, "ConfigMap", 2, "Service", 3, "Deployment", 1,
                 "StatefulSet", 2, "NetworkPolicy", 3, "PodDisruptionBudget", 1));
         assertThat(rendered.one(StatefulSet.class, Chart.name("kafka")).getSpec().getTemplate().getSpec()
                 .getContainers().get(0).getImage()).startsWith("apache/kafka:");

@@ -37,6 +37,12 @@ class ValuesSchemaTests {
                         "/kafka/external/sasl/existingSecret", "minLength: got 0, want 1"),
                 Arguments.of("short admin token", Map.of("adminToken.value", "secret"), "/adminToken/value",
                         "minLength: got 6, want 24"),
+                Arguments.of("short data-plane secret", Map.of("dataPlane.value", "x".repeat(31)), "/dataPlane/value",
+                        "minLength: got 31, want 32"),
+                Arguments.of("data-plane secret with surrounding white space", Map.of("dataPlane.value", " " + "x".repeat(32)),
+                        "/dataPlane/value", "does not match pattern"),
+                Arguments.of("data-plane authentication", Map.of("dataPlane.authentication", "hmac"),
+                        "/dataPlane/authentication", "value must be one of"),
                 Arguments.of("SLO above zero", Map.of("metrics.prometheusRule.e2eLatency.p99Seconds", 0),
                         "/metrics/prometheusRule/e2eLatency/p99Seconds", "exclusiveMinimum"),
                 Arguments.of("alert duration", Map.of("metrics.prometheusRule.consumerLag.for", "five minutes"),
@@ -77,6 +83,12 @@ class ValuesSchemaTests {
         String failure = chart.renderFailure(List.of(), Map.of("deploymentConfig", config)).orElseThrow();
 
         assertThat(failure).contains("must name worker ids 0..1").contains("0 is missing");
+    }
+
+    @Test
+    void aDataPlaneSecretOfExactly32CharactersIsAccepted() {
+        assertThat(chart.renderFailure(List.of(), Map.of("dataPlane.value", "x".repeat(32)))).isEmpty();
+        assertThat(chart.renderFailure(List.of(), Map.of("dataPlane.value", "x".repeat(31)))).isPresent();
     }
 
     @Test

@@ -65,12 +65,19 @@ class ConductorImageTests {
             run("mknod", "-m", "666", rootfs.resolve("dev/" + node[0]).toString(), "c", "1", node[1]);
         }
 
+        // The data-plane secret as the chart mounts it: a file the image's user alone reads.
+        Path secret = Files.createDirectories(rootfs.resolve("etc/mstar/data-plane")).resolve("secret");
+        Files.writeString(secret, "image-test-data-plane-secret-0123456789abcdef");
+        run("chown", "10001:10001", secret.toString());
+        run("chmod", "0400", secret.toString());
+
         int port = new LoopbackPorts().orFree(0);
         List<String> command = new ArrayList<>(List.of("unshare", "--mount", "--propagation", "private", "--fork", "sh",
                 "-c", "mount -t proc proc \"$0/proc\" && mount -t tmpfs shm \"$0/dev/shm\" && exec chroot --userspec=10001:10001 \"$@\"",
                 rootfs.toString(), rootfs.toString()));
         command.addAll(entrypoint);
-        command.addAll(List.of("--server.port=" + port, "--spring.kafka.bootstrap-servers=127.0.0.1:1"));
+        command.addAll(List.of("--server.port=" + port, "--spring.kafka.bootstrap-servers=127.0.0.1:1",
+                "--mstar.data-plane.secret-file=/etc/mstar/data-plane/secret"));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("conductor.log").toFile());
         builder.environment().clear();

@@ -113,6 +113,11 @@ final class Chart implements AutoCloseable {
      * does), fails with these --set pairs; empty when it renders. The copy of the chart goes to {@code workDir}.
      */
     Optional<String> renderFailureWithoutSchema(Path workDir, Map<String, Object> sets) {
+        return renderFailureWithoutSchema(workDir, sets, null);
+    }
+
+    /** The same with a values file ({@code -f}), or none when {@code values} is null. */
+    Optional<String> renderFailureWithoutSchema(Path workDir, Map<String, Object> sets, Path values) {
         Path copy = workDir.resolve("mstar-without-schema");
         try {
             if (!Files.isDirectory(copy)) {
@@ -132,6 +137,9 @@ final class Chart implements AutoCloseable {
         }
         TemplateCommand command = new Helm(copy).template().withName(RELEASE).withNamespace(NAMESPACE)
                 .withKubeVersion("1.31.0");
+        if (values != null) {
+            command = command.withValuesFile(values);
+        }
         sets.forEach(command::set);
         try {
             command.call();

@@ -1,6 +1,5 @@
 package io.mstar.helm;
 
-import com.marcnuri.helm.Helm;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.PodSpec;
@@ -27,12 +26,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Base64;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -203,11 +200,11 @@ class DataPlaneSecretTests {
 
     @Test
     void withoutTheSchemaTheTemplatesStillRefuseAShortSecretAndAnUnknownMode() {
-        assertThat(renderWithoutSchema(Map.of("dataPlane.value", "x".repeat(31)))).get().asString()
-                .contains("dataPlane.value must be at least 32 bytes");
-        assertThat(renderWithoutSchema(Map.of("dataPlane.authentication", "hmac"))).get().asString()
-                .contains("dataPlane.authentication must be grants or none, not hmac");
-        assertThat(renderWithoutSchema(Map.of("dataPlane.value", "x".repeat(32)))).isEmpty();
+        assertThat(chart.renderFailureWithoutSchema(work, Map.of("dataPlane.value", "x".repeat(31))))
+                .get().asString().contains("dataPlane.value must be at least 32 bytes");
+        assertThat(chart.renderFailureWithoutSchema(work, Map.of("dataPlane.authentication", "hmac")))
+                .get().asString().contains("dataPlane.authentication must be grants or none, not hmac");
+        assertThat(chart.renderFailureWithoutSchema(work, Map.of("dataPlane.value", "x".repeat(32)))).isEmpty();
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -313,31 +310,4 @@ class DataPlaneSecretTests {
         }
     }
 
-    /** Helm's message when the chart, without its values.schema.json, fails to render; empty when it renders. */
-    private Optional<String> renderWithoutSchema(Map<String, Object> sets) {
-        Path copy = work.resolve("mstar-without-schema");
-        if (!Files.isDirectory(copy)) {
-            try (Stream<Path> files = Files.walk(chart.dir())) {
-                for (Path file : files.sorted(Comparator.naturalOrder()).toList()) {
-                    Path target = copy.resolve(chart.dir().relativize(file).toString());
-                    if (Files.isDirectory(file)) {
-                        Files.createDirectories(target);
-                    } else if (!file.getFileName().toString().equals("values.schema.json")) {
-                        Files.copy(file, target);
-                    }
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-        var command = new Helm(copy).template().withName(Chart.RELEASE).withNamespace(Chart.NAMESPACE)
-                .withKubeVersion("1.31.0");
-        sets.forEach(command::set);
-        try {
-            command.call();
-            return Optional.empty();
-        } catch (IllegalStateException e) {
-            return Optional.of(e.getMessage());
-        }
-    }
 }

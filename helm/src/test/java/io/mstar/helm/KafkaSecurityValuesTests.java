@@ -1,6 +1,5 @@
 package io.mstar.helm;
 
-import com.marcnuri.helm.Helm;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarSource;
@@ -52,7 +51,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -61,7 +59,6 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -255,7 +252,7 @@ class KafkaSecurityValuesTests {
                 .contains("values don't meet the specifications of the schema")
                 .contains("at '/kafka/external/sasl/existingSecret'");
         // helm install --skip-schema-validation still meets the template's own guard.
-        assertThat(renderWithoutSchema(values)).get().asString()
+        assertThat(chart.renderFailureWithoutSchema(work, Map.of(), values)).get().asString()
                 .contains("kafka.external.sasl.existingSecret is required with a SASL_* securityProtocol");
     }
 
@@ -268,7 +265,7 @@ class KafkaSecurityValuesTests {
                     securityProtocol: SSL
                 """);
 
-        assertThat(renderWithoutSchema(values)).get().asString()
+        assertThat(chart.renderFailureWithoutSchema(work, Map.of(), values)).get().asString()
                 .contains("kafka.external.bootstrapServers is required when kafka.mode is external");
     }
 
@@ -324,30 +321,6 @@ class KafkaSecurityValuesTests {
             return Files.writeString(file, yaml);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        }
-    }
-
-    /** Helm's message when the chart, without its values.schema.json, fails to render; empty when it renders. */
-    private Optional<String> renderWithoutSchema(Path values) {
-        Path copy = work.resolve("mstar-without-schema");
-        try (Stream<Path> files = Files.walk(chart.dir())) {
-            for (Path file : files.sorted(Comparator.naturalOrder()).toList()) {
-                Path target = copy.resolve(chart.dir().relativize(file).toString());
-                if (Files.isDirectory(file)) {
-                    Files.createDirectories(target);
-                } else if (!file.getFileName().toString().equals("values.schema.json")) {
-                    Files.copy(file, target);
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        try {
-            new Helm(copy).template().withName(Chart.RELEASE).withNamespace(Chart.NAMESPACE)
-                    .withKubeVersion("1.31.0").withValuesFile(values).call();
-            return Optional.empty();
-        } catch (IllegalStateException e) {
-            return Optional.of(e.getMessage());
         }
     }
 

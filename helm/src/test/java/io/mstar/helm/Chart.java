@@ -1,10 +1,16 @@
 package io.mstar.helm;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.TemplateCommand;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesResource;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 
 import java.io.IOException;
@@ -154,6 +160,18 @@ final class Chart implements AutoCloseable {
     }
 
     record Rendered(String yaml, List<HasMetadata> objects) {
+
+        /** The pod templates of the conductor's Deployment and the worker StatefulSet, in that order. */
+        List<PodSpec> servicePods() {
+            return List.of(one(Deployment.class, name("conductor")).getSpec().getTemplate().getSpec(),
+                    one(StatefulSet.class, name("worker")).getSpec().getTemplate().getSpec());
+        }
+
+        /** The one container of {@code pod}: the chart runs each service alone in its pod. */
+        static Container onlyContainer(PodSpec pod) {
+            assertThat(pod.getContainers()).hasSize(1);
+            return pod.getContainers().get(0);
+        }
 
         <T extends HasMetadata> T one(Class<T> type, String name) {
             return find(type, name).orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " " + name

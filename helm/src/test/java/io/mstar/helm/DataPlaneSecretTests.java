@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import static io.mstar.helm.Chart.Rendered.onlyContainer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -92,7 +93,7 @@ class DataPlaneSecretTests {
 
         assertThat(rendered.all(Secret.class)).extracting(s -> s.getMetadata().getName())
                 .containsExactly(Chart.name("admin-token"));
-        for (PodSpec pod : pods(rendered)) {
+        for (PodSpec pod : rendered.servicePods()) {
             assertMountsTheSecret(pod, "ops-data-plane", "hmac");
         }
     }
@@ -105,7 +106,7 @@ class DataPlaneSecretTests {
         Chart.Rendered rendered = chart.render();
         Secret secret = rendered.one(Secret.class, SECRET_NAME);
 
-        for (PodSpec pod : pods(rendered)) {
+        for (PodSpec pod : rendered.servicePods()) {
             assertMountsTheSecret(pod, secret.getMetadata().getName(), "secret");
             assertThat(secret.getData()).containsKey(volume(pod).getSecret().getItems().get(0).getKey());
         }
@@ -116,8 +117,8 @@ class DataPlaneSecretTests {
         Chart.Rendered rendered = chart.renderWith(Map.of("dataPlane.authentication", "none"));
 
         assertThat(rendered.find(Secret.class, SECRET_NAME)).isEmpty();
-        for (PodSpec pod : pods(rendered)) {
-            Container c = only(pod);
+        for (PodSpec pod : rendered.servicePods()) {
+            Container c = onlyContainer(pod);
             assertThat(envValue(c, "MSTAR_DATA_PLANE_AUTHENTICATION")).as(c.getName()).isEqualTo("none");
             assertThat(env(c, "MSTAR_DATA_PLANE_SECRET_FILE")).as(c.getName()).isEmpty();
             assertThat(pod.getVolumes()).as(c.getName()).noneMatch(v -> v.getName().equals("data-plane")
@@ -129,8 +130,8 @@ class DataPlaneSecretTests {
     @Test
     void bothWorkloadsBindTheirTensorServerToThePodIpAndAreProbedOnTheHttpPort() {
         Chart.Rendered rendered = chart.render();
-        Container conductor = only(rendered.one(Deployment.class, Chart.name("conductor")).getSpec().getTemplate().getSpec());
-        Container worker = only(rendered.one(StatefulSet.class, Chart.name("worker")).getSpec().getTemplate().getSpec());
+        Container conductor = onlyContainer(rendered.servicePods().get(0));
+        Container worker = onlyContainer(rendered.servicePods().get(1));
 
         assertThat(fieldRef(conductor, "MSTAR_CONDUCTOR_DATA_BIND_ADDRESS")).isEqualTo("status.podIP");
         assertThat(fieldRef(conductor, "MSTAR_CONDUCTOR_DATA_ADVERTISED_HOST")).isEqualTo("status.podIP");
@@ -186,8 +187,8 @@ class DataPlaneSecretTests {
     @Test
     void authenticationNoneBindsToServicesThatCheckNothing() {
         Chart.Rendered rendered = chart.renderWith(Map.of("dataPlane.authentication", "none"));
-        for (PodSpec pod : pods(rendered)) {
-            DataPlaneSecurityProperties properties = binder(start(only(pod).getName(), pod, Map.of()))
+        for (PodSpec pod : rendered.servicePods()) {
+            DataPlaneSecurityProperties properties = binder(start(onlyContainer(pod).getName(), pod, Map.of()))
                     .bindOrCreate("mstar.data-plane", DataPlaneSecurityProperties.class);
 
             assertThat(properties.authentication()).isEqualTo(Authentication.NONE);
@@ -209,16 +210,6 @@ class DataPlaneSecretTests {
 
     // ---------------------------------------------------------------------------------------------------------------
     // Helpers
-
-    private static List<PodSpec> pods(Chart.Rendered rendered) {
-        return List.of(rendered.one(Deployment.class, Chart.name("conductor")).getSpec().getTemplate().getSpec(),
-                rendered.one(StatefulSet.class, Chart.name("worker")).getSpec().getTemplate().getSpec());
-    }
-
-    private static Container only(PodSpec pod) {
-        assertThat(pod.getContainers()).hasSize(1);
-        return pod.getContainers().get(0);
-    }
 
     private static Optional<EnvVar> env(Container container, String name) {
         List<EnvVar> found = container.getEnv().stream().filter(e -> e.getName().equals(name)).toList();
@@ -243,7 +234,7 @@ class DataPlaneSecretTests {
 
     /** One read-only Secret volume with the one key, mounted where the services are told to read it. */
     private static void assertMountsTheSecret(PodSpec pod, String secretName, String key) {
-        Container c = only(pod);
+        Container c = onlyContainer(pod);
         Volume volume = volume(pod);
         assertThat(volume.getSecret().getSecretName()).as(c.getName()).isEqualTo(secretName);
         assertThat(volume.getSecret().getDefaultMode()).as(c.getName()).isEqualTo(0440);
@@ -266,7 +257,7 @@ class DataPlaneSecretTests {
      * value of its one key) written under a fresh root and the secret file's path rewritten to that root.
      */
     private Map<String, String> start(String name, PodSpec pod, Map<String, String> secrets) {
-        Container container = only(pod);
+        Container container = onlyContainer(pod);
         Path root;
         try {
             root = Files.createTempDirectory(work, name + "-");

@@ -26,15 +26,11 @@ import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
-import java.security.Key;
-import java.security.KeyStore;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -43,9 +39,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import static io.mstar.helm.Chart.Rendered.onlyContainer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -105,8 +101,8 @@ class DataPlaneTlsTests {
     void offRendersNothingTls(String label, Map<String, Object> sets) {
         Chart.Rendered rendered = chart.renderWith(sets);
 
-        for (PodSpec pod : pods(rendered)) {
-            Container c = only(pod);
+        for (PodSpec pod : rendered.servicePods()) {
+            Container c = onlyContainer(pod);
             assertThat(c.getEnv()).as(c.getName()).noneMatch(e -> e.getName().startsWith(ENV_PREFIX));
             assertThat(pod.getVolumes()).as(c.getName()).noneMatch(v -> v.getName().equals(VOLUME)
                     || (v.getSecret() != null && v.getSecret().getSecretName().equals(SECRET)));
@@ -118,7 +114,7 @@ class DataPlaneTlsTests {
 
     @Test
     void offTheServicesBindPlainHttp() {
-        for (PodSpec pod : pods(chart.render())) {
+        for (PodSpec pod : chart.render().servicePods()) {
             DataPlaneSecurityProperties properties = properties(start(pod, Map.of()));
 
             assertThat(properties.tls().enabled()).isFalse();
@@ -133,8 +129,8 @@ class DataPlaneTlsTests {
     void onBothWorkloadsMountTheSameSecretReadOnlyAndPointTheServicesAtItsKeys() {
         Chart.Rendered rendered = chart.renderWith(ENABLED);
 
-        for (PodSpec pod : pods(rendered)) {
-            Container c = only(pod);
+        for (PodSpec pod : rendered.servicePods()) {
+            Container c = onlyContainer(pod);
             assertMountsTheSecret(pod, List.of("tls.crt", "tls.key"));
             assertThat(envValue(c, "MSTAR_DATA_PLANE_TLS_ENABLED")).as(c.getName()).isEqualTo("true");
             assertThat(envValue(c, "MSTAR_DATA_PLANE_TLS_CERTIFICATE_FILE")).as(c.getName())
@@ -160,7 +156,7 @@ class DataPlaneTlsTests {
         Map<String, Object> sets = new HashMap<>(ENABLED);
         sets.put("dataPlane.authentication", "none");
 
-        for (PodSpec pod : pods(chart.renderWith(sets))) {
+        for (PodSpec pod : chart.renderWith(sets).servicePods()) {
             assertMountsTheSecret(pod, List.of("tls.crt", "tls.key"));
             assertThat(pod.getVolumes()).extracting(Volume::getName).doesNotContain("data-plane");
         }
@@ -172,7 +168,7 @@ class DataPlaneTlsTests {
      */
     @Test
     void onTheContainerUserReadsTheKeyThroughThePodsFsGroup() {
-        for (PodSpec pod : pods(chart.renderWith(ENABLED))) {
+        for (PodSpec pod : chart.renderWith(ENABLED).servicePods()) {
             PodSecurityContext security = pod.getSecurityContext();
             SecretVolumeSource source = volume(pod).getSecret();
 
@@ -209,8 +205,8 @@ class DataPlaneTlsTests {
             sets.put("dataPlane.tls.serverName", serverName);
         }
 
-        for (PodSpec pod : pods(chart.renderWith(sets))) {
-            Container c = only(pod);
+        for (PodSpec pod : chart.renderWith(sets).servicePods()) {
+            Container c = onlyContainer(pod);
             assertMountsTheSecret(pod, keys);
             assertThat(env(c, "MSTAR_DATA_PLANE_TLS_TRUST_FILE").map(EnvVar::getValue).orElse(null)).as(c.getName())
                     .isEqualTo(trustFile);
@@ -235,7 +231,7 @@ class DataPlaneTlsTests {
         Map<String, Map<String, String>> secrets = Map.of(SECRET, Map.of("tls.crt", selfSignedCrt,
                 "tls.key", selfSignedKey));
 
-        for (PodSpec pod : pods(chart.renderWith(sets))) {
+        for (PodSpec pod : chart.renderWith(sets).servicePods()) {
             Map<String, String> env = start(pod, secrets);
             Path root = Path.of(env.get("ROOT"));
             DataPlaneTls tls = properties(env).dataPlaneTls();
@@ -259,7 +255,7 @@ class DataPlaneTlsTests {
         Map<String, Map<String, String>> secrets = Map.of(SECRET, Map.of("tls.crt", leafChain, "tls.key", leafKey,
                 "ca.crt", caCrt));
 
-        for (PodSpec pod : pods(chart.renderWith(sets))) {
+        for (PodSpec pod : chart.renderWith(sets).servicePods()) {
             Map<String, String> env = start(pod, secrets);
             Path root = Path.of(env.get("ROOT"));
             DataPlaneTls tls = properties(env).dataPlaneTls();
@@ -342,16 +338,6 @@ class DataPlaneTlsTests {
     // ---------------------------------------------------------------------------------------------------------------
     // Helpers
 
-    private static List<PodSpec> pods(Chart.Rendered rendered) {
-        return List.of(rendered.one(Deployment.class, Chart.name("conductor")).getSpec().getTemplate().getSpec(),
-                rendered.one(StatefulSet.class, Chart.name("worker")).getSpec().getTemplate().getSpec());
-    }
-
-    private static Container only(PodSpec pod) {
-        assertThat(pod.getContainers()).hasSize(1);
-        return pod.getContainers().get(0);
-    }
-
     private static Optional<EnvVar> env(Container container, String name) {
         List<EnvVar> found = container.getEnv().stream().filter(e -> e.getName().equals(name)).toList();
         assertThat(found).as("env %s of %s", name, container.getName()).hasSizeLessThan(2);
@@ -370,7 +356,7 @@ class DataPlaneTlsTests {
 
     /** One read-only Secret volume, mode 0440, projecting exactly {@code keys} each under its own name. */
     private static void assertMountsTheSecret(PodSpec pod, List<String> keys) {
-        Container c = only(pod);
+        Container c = onlyContainer(pod);
         SecretVolumeSource source = volume(pod).getSecret();
         assertThat(source).as(c.getName()).isNotNull();
         assertThat(source.getSecretName()).as(c.getName()).isEqualTo(SECRET);
@@ -389,7 +375,7 @@ class DataPlaneTlsTests {
 
     /** Every TLS file the services are told to read is one the data-tls volume projects at its mount. */
     private static void assertPointsAtMountedKeys(PodSpec pod) {
-        Container c = only(pod);
+        Container c = onlyContainer(pod);
         List<String> mounted = volume(pod).getSecret().getItems().stream().map(i -> MOUNT + "/" + i.getPath()).toList();
         assertThat(c.getEnv()).filteredOn(e -> e.getName().startsWith(ENV_PREFIX) && e.getName().endsWith("_FILE"))
                 .isNotEmpty().allSatisfy(e -> assertThat(mounted).as(e.getName()).contains(e.getValue()));
@@ -407,7 +393,7 @@ class DataPlaneTlsTests {
      * rewritten to that root. {@code ROOT} holds the root.
      */
     private Map<String, String> start(PodSpec pod, Map<String, Map<String, String>> secrets) {
-        Container container = only(pod);
+        Container container = onlyContainer(pod);
         Path root;
         try {
             root = Files.createTempDirectory(work, container.getName() + "-");

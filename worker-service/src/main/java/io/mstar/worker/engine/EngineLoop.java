@@ -10,6 +10,7 @@ import org.slf4j.LoggerFactory;
 
 import io.mstar.controlplane.InboxLoopLifecycle;
 import io.mstar.loop.OwnerLoop;
+import io.mstar.loop.OwnerThread;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.messaging.Received;
@@ -44,7 +45,7 @@ public final class EngineLoop implements InboxLoopLifecycle {
     public static final class State {
         private final Map<WorkerMessageType, Long> handled = new EnumMap<>(WorkerMessageType.class);
         private long setupDonesSent;
-        private Thread owner;
+        private final OwnerThread owner = new OwnerThread("engine state");
         private WorkerEngine engine;
 
         /** The engine, for queries that run on the loop. */
@@ -65,10 +66,7 @@ public final class EngineLoop implements InboxLoopLifecycle {
         }
 
         private void checkOwner() {
-            if (owner != Thread.currentThread()) {
-                throw new IllegalStateException("engine state is owned by "
-                        + (owner == null ? "no thread yet" : owner.getName()) + ", not " + Thread.currentThread().getName());
-            }
+            owner.check();
         }
     }
 
@@ -93,7 +91,7 @@ public final class EngineLoop implements InboxLoopLifecycle {
         this.sender = sender;
         this.inbox = inbox;
         this.acks = acks;
-        this.loop = new OwnerLoop<>(threadName(self), state, TICK, owner -> state.owner = owner, this::tick,
+        this.loop = new OwnerLoop<>(threadName(self), state, TICK, owner -> state.checkOwner(), this::tick,
                 meters::loopQueueWait);
         this.engine = engine.apply(this::submit);
         state.engine = this.engine;

@@ -3,6 +3,8 @@ package io.mstar.worker.engine;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
+import io.mstar.tensor.device.DeviceKind;
+
 /**
  * Engine settings ({@code mstar.worker.engine.*}).
  *
@@ -16,10 +18,28 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                            inside its {@code ResultTensors} and is freed at once, so the conductor neither reads nor
  *                            acknowledges it: a token's ids or text. Larger ones (audio, embeddings) are read through
  *                            the tensor transport
+ * @param pipeline            steps run on the worker's step thread while the loop goes on with control work (default
+ *                            true); false runs each step on the loop, as a comparison baseline
+ *                            (docs/worker-runtime.md#the-step-pipeline)
+ * @param speculation         whether the loop builds the next step of a decode loop while the current one runs
+ *                            (docs/worker-runtime.md#speculation): {@code auto} (default) on a GPU, where host work
+ *                            between steps dominates, and not on a host device, whose step competes with the loop for
+ *                            the same cores; {@code on}; {@code off}. Needs the pipeline
  */
 @ConfigurationProperties("mstar.worker.engine")
 public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultValue("10000") int tombstones,
-        @DefaultValue("1024") int maxParkedPerRequest, @DefaultValue("1024") int inlineOutputMaxBytes) {
+        @DefaultValue("1024") int maxParkedPerRequest, @DefaultValue("1024") int inlineOutputMaxBytes,
+        @DefaultValue("true") boolean pipeline, @DefaultValue("auto") Speculation speculation) {
+
+    /** {@code mstar.worker.engine.speculation}. */
+    public enum Speculation {
+        AUTO, ON, OFF;
+
+        /** Whether a worker on a device of {@code kind} speculates. */
+        public boolean enabled(DeviceKind kind) {
+            return this == ON || this == AUTO && kind == DeviceKind.CUDA;
+        }
+    }
 
     public EngineProperties {
         if (maxBatchSize < 1 || tombstones < 1 || maxParkedPerRequest < 1) {
@@ -30,9 +50,21 @@ public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultVal
             throw new IllegalArgumentException("mstar.worker.engine.inline-output-max-bytes must not be negative, was "
                     + inlineOutputMaxBytes);
         }
+        if (speculation == null) {
+            speculation = Speculation.AUTO;
+        }
+        if (!pipeline && speculation == Speculation.ON) {
+            throw new IllegalArgumentException("mstar.worker.engine.speculation=on needs mstar.worker.engine.pipeline=true");
+        }
+    }
+
+    /** These settings with the step pipeline and speculation as given (benchmarks, tests). */
+    public EngineProperties withSteps(boolean pipeline, Speculation speculation) {
+        return new EngineProperties(maxBatchSize, tombstones, maxParkedPerRequest, inlineOutputMaxBytes, pipeline,
+                speculation);
     }
 
     public static EngineProperties defaults() {
-        return new EngineProperties(64, 10_000, 1024, 1024);
+        return new EngineProperties(64, 10_000, 1024, 1024, true, Speculation.AUTO);
     }
 }

@@ -39,15 +39,10 @@ final class InputReads {
      * What reads need from the engine's requests: a landed read's request may be gone by then. Called
      * on the loop.
      */
-    interface Callbacks {
+    interface Callbacks extends RequestFailures {
 
         /** Whether {@code request} is still the live request under its id (not removed, nor replaced). */
         boolean live(WorkerRequest request);
-
-        void fail(WorkerRequest request, WorkerErrorType type, String error);
-
-        /** A sticky device error while storing a read: every request fails. */
-        void fatal(DeviceException e);
 
         /** Gives a node its input for the pass: the uuid holds one reference, or is {@link WorkerEngine#NO_TENSOR}. */
         void ingest(WorkerRequest request, PartitionState partition, PartitionPass pass, NodeState node, String signal,

@@ -1,7 +1,6 @@
 package io.mstar.worker.engine;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +12,7 @@ import io.mstar.deployment.DeploymentConfig;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.request.MultiSamplingConfig;
 import io.mstar.request.SamplingConfig;
+import io.mstar.wire.WorkerErrorType;
 import io.mstar.tensor.device.Device;
 import io.mstar.worker.kernel.KvCacheKernel;
 import io.mstar.worker.kernel.KvStep;
@@ -26,9 +26,10 @@ import io.mstar.worker.kv.TokenSampler;
 /**
  * The engine's KV caches (docs/streaming-and-kv.md): one {@link KvCache} per autoregressive node
  * ({@link KvCacheKernel}) this worker runs, on the worker's device, sized by the model's {@code kv_cache} settings.
- * A node's pool is taken at its first batch, so a worker that never runs the node holds none. Per batch it reserves
- * each call's positions (OUT_OF_PAGES fails that call alone, which then is not run), and {@link #release} frees a
- * request's pages in every cache exactly once. Publishes {@code mstar.worker.kv.pages{model,node,state=used|free}}
+ * A node's pool is taken at its first batch, so a worker that never runs the node holds none. Before each step it
+ * reserves each call's positions (OUT_OF_PAGES fails that call alone, which then is not run), a voided speculated
+ * step's reservations are {@linkplain #rollback taken back}, and {@link #release} frees a request's pages in every
+ * cache exactly once. Publishes {@code mstar.worker.kv.pages{model,node,state=used|free}}
  * and {@code mstar.worker.kv.pool} (bytes).
  * Owned by the engine loop; gauges read values it publishes.
  */
@@ -82,15 +83,25 @@ public final class KvCaches implements AutoCloseable {
     }
 
     /**
-     * Runs one batch of a KV node: reserves each call's positions, then runs the kernel on the calls that fit.
-     * Answers one result per call, in order; a call whose positions did not fit has a failed result.
+     * Reserves {@code tokens[i]} positions for each call in the node's cache, on the loop before the step is
+     * submitted. Answers one
+     * {@link KvStep} per call, null where the positions did not fit; {@code refused} gets that call's failed result
+     * (OUT_OF_PAGES: that request only, and it is not run).
      */
-    List<NodeResult> forward(String model, String node, KvCacheKernel kernel, Device device, List<NodeCall> calls) {
-        KvCache cache = cacheFor(model, node, kernel, device).cache;
-        List<NodeResult> results = new ArrayList<>(Collections.nCopies(calls.size(), (NodeResult) null));
-        List<Integer> admitted = new ArrayList<>();
-        List<NodeCall> batch = new ArrayList<>();
-        List<KvStep> steps = new ArrayList<>();
+    List<KvStep> reserve(String model, String node, KvCacheKernel kernel, Device device, List<NodeCall> calls,
+            int[] tokens, NodeResult[] refused) {
+        return reserve(model, node, kernel, device, calls, tokens, refused, false);
+    }
+
+    /**
+     * ... {@code heldPagesOnly}: a speculated step's reservations, which take no page (a call that would need one is
+     * refused, without counting as an exhaustion), so speculating never takes a page a request about to run needs.
+     */
+    List<KvStep> reserve(String model, String node, KvCacheKernel kernel, Device device, List<NodeCall> calls,
+            int[] tokens, NodeResult[] refused, boolean heldPagesOnly) {
+        NodeCache c = cacheFor(model, node, kernel, device);
+        KvCache cache = c.cache;
+        List<KvStep> steps = new ArrayList<>(calls.size());
         try {
             for (int i = 0; i < calls.size(); i++) {
                 NodeCall call = calls.get(i);
@@ -98,31 +109,39 @@ public final class KvCaches implements AutoCloseable {
                 if (!cache.contains(id)) {
                     cache.addRequest(id);
                 }
-                int n = kernel.tokensToAppend(call);
+                int n = tokens[i];
+                if (heldPagesOnly && !cache.fitsInHeldPages(id, n)) {
+                    refused[i] = NodeResult.failed(WorkerErrorType.KERNEL_FAILED, "no held page for a speculated step");
+                    steps.add(null);
+                    continue;
+                }
                 int first;
                 try {
                     first = cache.appendTokens(id, n);
                 } catch (KvCacheException e) {
-                    results.set(i, NodeResult.failed(e)); // OUT_OF_PAGES: this request only
+                    refused[i] = NodeResult.failed(e);
+                    steps.add(null);
                     continue;
                 }
-                admitted.add(i);
-                batch.add(call);
-                steps.add(new KvStep(id, cache, first, n, sampling(call, node), call.info().randomSeed(), sampler));
+                steps.add(new KvStep(id, cache.pool(), cache.layout(), cache.pages(id), first, n, sampling(call, node),
+                        call.info().randomSeed(), sampler));
             }
-            if (!batch.isEmpty()) {
-                List<NodeResult> out = kernel.forward(device, batch, steps);
-                if (out.size() != batch.size()) {
-                    throw new EngineException(EngineException.Reason.KERNEL_FAILED, "kernel of " + node + " answered "
-                            + out.size() + " results for " + batch.size() + " calls");
-                }
-                for (int j = 0; j < out.size(); j++) {
-                    results.set(admitted.get(j), out.get(j));
-                }
-            }
-            return results;
+            return steps;
         } finally {
-            publish();
+            c.publish();
+        }
+    }
+
+    /**
+     * Takes back what {@code step} reserved: its request stopped before a speculated step's outputs were used. A
+     * request whose pages were released already has nothing to take back.
+     */
+    void rollback(String model, String node, KvStep step) {
+        NodeCache c = caches.get(model + "/" + node);
+        if (c != null && c.cache.contains(step.requestId())
+                && c.cache.tokenCount(step.requestId()) == step.sequenceLength()) {
+            c.cache.truncate(step.requestId(), step.firstPosition());
+            c.publish();
         }
     }
 

@@ -51,6 +51,21 @@ final class Scheduler {
         return batch;
     }
 
+    /** Up to {@code n} ready items of {@code key}, oldest first (fresh requests joining a speculated step). */
+    List<ReadyItem> take(Key key, int n) {
+        List<ReadyItem> items = ready.get(key);
+        if (items == null || n <= 0) {
+            return List.of();
+        }
+        int k = Math.min(n, items.size());
+        List<ReadyItem> taken = new ArrayList<>(items.subList(0, k));
+        items.subList(0, k).clear();
+        if (items.isEmpty()) {
+            ready.remove(key);
+        }
+        return taken;
+    }
+
     /** Drops every ready node of {@code requestId} (failed, draining or removed). */
     void removeRequest(String requestId) {
         Iterator<List<ReadyItem>> lists = ready.values().iterator();

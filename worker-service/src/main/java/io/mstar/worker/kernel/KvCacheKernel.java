@@ -8,7 +8,7 @@ import io.mstar.tensor.device.Device;
  * An autoregressive node (docs/architecture.md#worker-internals, docs/streaming-and-kv.md): the engine keeps one paged
  * {@link io.mstar.worker.kv.KvCache} per such node on the worker's device, sized by the model's {@code kv_cache}
  * settings and {@link #bytesPerToken()}. Before each batch it reserves {@link #tokensToAppend} positions per call
- * and hands the kernel, per call, a {@link KvStep}: the cache, the reserved slots and the request's sampling. A
+ * and hands the kernel, per call, a {@link KvStep}: the pool, the request's pages, the reserved slots and its sampling. A
  * request whose positions do not fit (OUT_OF_PAGES) fails alone and is not in the batch the kernel gets; its pages,
  * like every request's, are released once when it fails or is removed.
  */
@@ -19,6 +19,15 @@ public interface KvCacheKernel extends NodeKernel {
 
     /** Positions {@code call} appends to its request's sequence (a prompt's length, 1 per decode step). */
     default int tokensToAppend(NodeCall call) {
+        return 1;
+    }
+
+    /**
+     * Positions one more iteration of this node's loop appends, known before that iteration's inputs exist (a decode
+     * step: 1): what the engine reserves for a speculated step. A speculated call whose inputs then ask for another
+     * count is not run speculatively.
+     */
+    default int tokensPerContinuation() {
         return 1;
     }
 

@@ -6,8 +6,8 @@ import io.mstar.tensor.device.Device;
 
 /**
  * The computation of one graph node (docs/architecture.md#worker-internals): a model is its graph, one kernel per node
- * and a conductor policy. Called on the engine loop only, one batch at a time, with requests that are all in the same
- * walk.
+ * and a conductor policy. Called on the worker's step thread (on the engine loop with the pipeline off), one batch at a
+ * time, with requests that are all in the same walk.
  *
  * <p>Contract: {@link #forward} answers exactly one {@link NodeResult} per call, in order. A per-request problem
  * (bad input shape, out of memory for that request) is a {@link NodeResult#failed} result: that request fails

@@ -118,6 +118,35 @@ public final class KvCache implements AutoCloseable {
         return first;
     }
 
+    /**
+     * Takes back the positions from {@code tokens} on, freeing the pages they alone used: a speculated step whose
+     * request stopped before it (docs/worker-runtime.md#speculation) leaves the request's pages exact.
+     *
+     * @return the pages freed
+     */
+    public int truncate(String requestId, int tokens) {
+        PageList list = list(requestId);
+        if (tokens < 0 || tokens > list.tokens) {
+            throw new KvCacheException(POSITION_OUT_OF_RANGE, requestId, "cannot truncate " + list.tokens
+                    + " token(s) to " + tokens);
+        }
+        int keep = layout.pagesFor(tokens);
+        int freed = list.pageCount - keep;
+        if (freed > 0) {
+            allocator.free(Arrays.copyOfRange(list.pages, keep, list.pageCount), requestId);
+            list.pageCount = keep;
+        }
+        list.tokens = tokens;
+        return freed;
+    }
+
+    /** Whether {@code n} more tokens fit in the pages the request holds already (a new request holds none). */
+    public boolean fitsInHeldPages(String requestId, int n) {
+        checkOpen(requestId);
+        PageList list = requests.get(requestId);
+        return list != null && layout.pagesFor((long) list.tokens + n) <= list.pageCount;
+    }
+
     /** Tokens reserved for the request. */
     public int tokenCount(String requestId) {
         return list(requestId).tokens;

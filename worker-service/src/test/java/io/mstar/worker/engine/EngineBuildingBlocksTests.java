@@ -22,19 +22,8 @@ import io.mstar.worker.streaming.ChunkPolicy;
 import io.mstar.worker.streaming.FixedChunkPolicy;
 import io.mstar.worker.streaming.StreamChunk;
 
-/** The engine's small parts on their own: phases, stream chunking, scheduling order, tombstones. */
+/** The engine's small parts on their own: stream chunking, scheduling order, tombstones. */
 class EngineBuildingBlocksTests {
-
-    @Test
-    void everyPhaseAndEventPairHasItsOutcome() {
-        assertThat(RequestPhase.ACTIVE.on(RequestPhase.Event.FAIL)).isEqualTo(RequestPhase.FAILED);
-        assertThat(RequestPhase.ACTIVE.on(RequestPhase.Event.DRAIN)).isEqualTo(RequestPhase.DRAINING);
-        assertThat(RequestPhase.FAILED.on(RequestPhase.Event.FAIL)).isEqualTo(RequestPhase.FAILED);
-        assertThat(RequestPhase.FAILED.on(RequestPhase.Event.DRAIN)).isEqualTo(RequestPhase.DRAINING);
-        assertThat(RequestPhase.DRAINING.on(RequestPhase.Event.FAIL)).as("a drain is not undone by a failure")
-                .isEqualTo(RequestPhase.DRAINING);
-        assertThat(RequestPhase.DRAINING.on(RequestPhase.Event.DRAIN)).isEqualTo(RequestPhase.DRAINING);
-    }
 
     /** The counter's detok stream as the engine builds it: the policy from the kernels, producer uuids as keys. */
     @Test

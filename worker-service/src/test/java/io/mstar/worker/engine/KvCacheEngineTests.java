@@ -53,6 +53,11 @@ class KvCacheEngineTests extends ToyWorkers {
 
     @Override
     ModelGraph graph() {
+        return toyLm();
+    }
+
+    /** {@code lm} in a loop of {@link #MAX_ITERS} feeding its token back. */
+    static ModelGraph toyLm() {
         GraphNode lm = new GraphNode(LM, Set.of("tok"), List.of(new GraphEdge(LM, "tok", List.of()),
                 GraphEdge.builder(SpecialDestinations.EMIT_TO_CLIENT, "out").outputModality("text").build()), false);
         return new ModelGraph(MODEL, List.of(new GraphWalk(WALK, new Loop(lm, MAX_ITERS, List.of(), List.of(), LOOP))));
@@ -60,6 +65,11 @@ class KvCacheEngineTests extends ToyWorkers {
 
     @Override
     String deploymentYaml() {
+        return toyLmDeployment();
+    }
+
+    /** {@code lm} on worker 0 with {@link #MAX_PAGES} pages of {@link #PAGE_SIZE}. */
+    static String toyLmDeployment() {
         return """
                 models:
                   - name: toy_lm
@@ -111,12 +121,12 @@ class KvCacheEngineTests extends ToyWorkers {
                 for (int k = 0; k < given.length; k++) {
                     one.clear();
                     one.putInt(0, given[k]);
-                    device.copyFromHost(one, step.cache().pool(), slots.get(k).byteOffset());
+                    device.copyFromHost(one, step.pool(), slots.get(k).byteOffset());
                 }
                 List<Integer> seq = new ArrayList<>();
                 for (int p = 0; p < step.sequenceLength(); p++) {
                     one.clear();
-                    device.copyToHost(step.cache().pool(), step.cache().slot(call.requestId(), p).byteOffset(), one);
+                    device.copyToHost(step.pool(), step.slot(p).byteOffset(), one);
                     seq.add(one.getInt(0));
                 }
                 int next = step.sample(logits(seq));

@@ -61,6 +61,51 @@ class KvCachesTests {
                 new NestedLoopIndices(List.of(), Map.of(), 0));
     }
 
+    /** What a step does with a KV node: reserve on the loop, run the calls that fit, one result per call. */
+    static List<NodeResult> forward(KvCaches caches, String model, String node, KvCacheKernel kernel, Device device,
+            List<NodeCall> calls) {
+        int[] tokens = calls.stream().mapToInt(kernel::tokensToAppend).toArray();
+        NodeResult[] results = new NodeResult[calls.size()];
+        List<KvStep> steps = caches.reserve(model, node, kernel, device, calls, tokens, results);
+        List<NodeCall> run = new ArrayList<>();
+        List<KvStep> kv = new ArrayList<>();
+        List<Integer> at = new ArrayList<>();
+        for (int i = 0; i < calls.size(); i++) {
+            if (results[i] == null) {
+                run.add(calls.get(i));
+                kv.add(steps.get(i));
+                at.add(i);
+            }
+        }
+        if (!run.isEmpty()) {
+            List<NodeResult> out = kernel.forward(device, run, kv);
+            for (int j = 0; j < out.size(); j++) {
+                results[at.get(j)] = out.get(j);
+            }
+        }
+        return List.of(results);
+    }
+
+    @Test
+    void aRolledBackReservationLeavesTheRequestsPagesAsTheyWere() {
+        Recording kernel = new Recording();
+        forward(caches, "m", "lm", kernel, device, List.of(call("r1", 2))); // one full page of 2
+        NodeResult[] refused = new NodeResult[1];
+        List<KvStep> next = caches.reserve("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1}, refused);
+        assertThat(caches.stats().get("m/lm").pagesInUse()).isEqualTo(2);
+
+        caches.rollback("m", "lm", next.get(0));
+
+        assertThat(caches.stats().get("m/lm").pagesInUse()).isEqualTo(1);
+        List<KvStep> again = caches.reserve("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1}, refused);
+        assertThat(again.get(0).firstPosition()).as("the taken-back position is reserved again").isEqualTo(2);
+        caches.rollback("m", "lm", again.get(0));
+        caches.rollback("m", "lm", again.get(0)); // a second rollback finds the sequence moved on: nothing changes
+        assertThat(caches.stats().get("m/lm").pagesInUse()).isEqualTo(1);
+        caches.release("r1");
+        assertThat(caches.stats().get("m/lm").pagesInUse()).isZero();
+    }
+
     @AfterEach
     void freed() {
         inputs.forEach(t -> device.free(t.buffer()));
@@ -73,7 +118,7 @@ class KvCachesTests {
     void aCallThatDoesNotFitFailsAloneAndIsNotRun() {
         Recording kernel = new Recording();
         // 3 pages of 2 tokens: r1 takes 1, r2 would need 3, r3 takes 1
-        List<NodeResult> results = caches.forward("m", "lm", kernel, device,
+        List<NodeResult> results = forward(caches, "m", "lm", kernel, device,
                 List.of(call("r1", 2), call("r2", 5), call("r3", 2)));
 
         assertThat(results).hasSize(3);
@@ -87,7 +132,7 @@ class KvCachesTests {
         assertThat(kernel.steps.get(0).slots().get(1).page()).isNotEqualTo(kernel.steps.get(1).slots().get(0).page());
 
         // the next step appends one position each: r1 needs its second page, r3 too, but only one is left
-        results = caches.forward("m", "lm", kernel, device, List.of(call("r1", 1), call("r3", 1)));
+        results = forward(caches, "m", "lm", kernel, device, List.of(call("r1", 1), call("r3", 1)));
         assertThat(results.get(0).failed()).isFalse();
         assertThat(results.get(1).failed()).isTrue();
         assertThat(kernel.steps.get(2).firstPosition()).isEqualTo(2);
@@ -108,8 +153,8 @@ class KvCachesTests {
     void twoModelsWithANodeOfTheSameNameReportTheirOwnPages() {
         KvCaches two = new KvCaches(Map.of("m", new KvCacheConfig(2, 3), "n", new KvCacheConfig(2, 5)), registry);
         try {
-            two.forward("m", "lm", new Recording(), device, List.of(call("r1", 2)));
-            two.forward("n", "lm", new Recording(), device, List.of(call("r2", 4)));
+            forward(two, "m", "lm", new Recording(), device, List.of(call("r1", 2)));
+            forward(two, "n", "lm", new Recording(), device, List.of(call("r2", 4)));
 
             assertThat(registry.get(KvCaches.KV_PAGES).tags("model", "m", "node", "lm", "state", "used").gauge().value())
                     .isEqualTo(1);
@@ -129,7 +174,7 @@ class KvCachesTests {
 
     @Test
     void aModelWithoutKvCacheSettingsCannotRunAKvNode() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> caches.forward("other", "lm", new Recording(), device,
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> forward(caches, "other", "lm", new Recording(), device,
                 List.of(call("r1", 1)))).isInstanceOf(EngineException.class).hasMessageContaining("kv_cache");
     }
 }

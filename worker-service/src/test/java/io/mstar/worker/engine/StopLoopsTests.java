@@ -43,7 +43,7 @@ class StopLoopsTests extends ToyWorkers {
     /** step_metadata key: the iteration at which a's kernel raises finish. */
     static final String A_FINISH_AT = "a_finish_at";
 
-    /** Runs on w1's loop thread before b computes; a test uses it to time messages against b's iterations. */
+    /** Runs on w1's step thread before b computes; a test uses it to time messages against b's iterations. */
     volatile Consumer<NodeCall> beforeB = call -> { };
     /** The iteration of pass 0 that b last entered: a never runs ahead of b there, so b cannot lag behind a's finish. */
     final java.util.concurrent.atomic.AtomicInteger bEntered = new java.util.concurrent.atomic.AtomicInteger(-1);
@@ -132,10 +132,10 @@ class StopLoopsTests extends ToyWorkers {
     @Test
     void aFinishOnOneWorkerStopsThePeersPieceAfterItsCurrentIteration() throws Exception {
         int k = 2;
-        // a never runs ahead of b; b waits in iteration k until a's StopLoops is queued on w1, so the stop is handled
-        // while iteration k+1 is current.
+        // a never runs ahead of b; b waits in iteration k+1 until a's StopLoops is queued on w1, and w1's loop, not
+        // blocked by the step, handles it while that iteration runs.
         beforeB = call -> {
-            if (iteration(call) == k) {
+            if (iteration(call) == k + 1) {
                 awaitUntil(this::stopDeliveredToW1);
             }
         };
@@ -157,8 +157,8 @@ class StopLoopsTests extends ToyWorkers {
         beforeB = call -> {
             int fwd = call.info().fwdIndex();
             int i = iteration(call);
-            if (fwd == 0 && i == 1) {
-                awaitUntil(this::stopDeliveredToW1);
+            if (fwd == 0 && i == 2) {
+                awaitUntil(this::stopDeliveredToW1); // handled while iteration 2 runs
             } else if (fwd == 1 && i == 1) {
                 // a's stop of pass 0 again, and one of pass 0 at another iteration: neither is later
                 broker.fromConductor(ToyConductor.W1, WorkerMessage.of(stop(id, 1, 0)));
@@ -169,7 +169,7 @@ class StopLoopsTests extends ToyWorkers {
                 broker.fromConductor(ToyConductor.W1, WorkerMessage.of(stop(id, 0, 1)));
             } else if (fwd == 3 && i == 1) {
                 broker.fromConductor(ToyConductor.W1, WorkerMessage.of(stop(id, 6, 2))); // pass 2's, applied already
-            } else if (fwd == 3 && i == 3) {
+            } else if (fwd == 3 && i == 4) {
                 broker.fromConductor(ToyConductor.W1, WorkerMessage.of(stop(id, 3, 3)));
             }
         };

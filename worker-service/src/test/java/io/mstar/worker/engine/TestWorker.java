@@ -53,6 +53,13 @@ final class TestWorker implements AutoCloseable {
     /** A worker on the device {@code devices} opens, with KV caches (a GPU test of a KV model). */
     TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, Function<Device, KernelCatalog> kernelsFor,
             List<WorkerGraph> graphs, Supplier<Device> devices, Map<String, KvCacheConfig> kvCaches) {
+        this(ordinal, arenaDirectory, broker, kernelsFor, graphs, devices, kvCaches, EngineProperties.defaults());
+    }
+
+    /** ... with engine settings of its own (the step pipeline off, speculation on). */
+    TestWorker(int ordinal, Path arenaDirectory, InProcessBroker broker, Function<Device, KernelCatalog> kernelsFor,
+            List<WorkerGraph> graphs, Supplier<Device> devices, Map<String, KvCacheConfig> kvCaches,
+            EngineProperties engine) {
         this.id = EntityId.worker(ordinal);
         WorkerDataProperties settings = new WorkerDataProperties("127.0.0.1", 0, "127.0.0.1", arenaDirectory,
                 DataSize.ofKilobytes(256), 2, DataSize.ofMegabytes(64));
@@ -70,7 +77,7 @@ final class TestWorker implements AutoCloseable {
         Outbox outbox = broker.outboxOf(id);
         // The inbox is never positioned: no SetupDone, the conductor here is the test.
         self[0] = new EngineLoop(id, Duration.ofSeconds(2), outbox, new InboxPosition(), new SetupDoneAcks(),
-                executor -> new WorkerEngine(id, EngineProperties.defaults(), graphs, kernels, data.parts(), outbox,
+                executor -> new WorkerEngine(id, engine, graphs, kernels, data.parts(), outbox,
                         executor, meters, kv), meters);
         this.loop = self[0];
         broker.register(id, loop);
@@ -80,6 +87,12 @@ final class TestWorker implements AutoCloseable {
     /** The engine's state now, taken on the loop. */
     EngineSnapshot snapshot() {
         return loop.ask(s -> s.engine().snapshotNow()).block(Duration.ofSeconds(5));
+    }
+
+    /** Speculated steps this worker's engine ran, and speculated calls it voided, dropped or discarded. */
+    long[] speculation() {
+        return loop.ask(s -> new long[] {s.engine().speculatedSteps(), s.engine().voidedSpeculatedCalls()})
+                .block(Duration.ofSeconds(5));
     }
 
     long deviceBytes() {

@@ -122,6 +122,16 @@ final class ToyConductor {
         return workers;
     }
 
+    /** Aborts {@code id} as the conductor does: a drain to both workers now, the removal once both answered. */
+    void abort(String id) {
+        loop.drain(runs.get(id));
+    }
+
+    /** Handles conductor messages until {@code done} holds (a test may act between messages in it). */
+    void pumpUntil(java.util.function.BooleanSupplier done, Duration timeout) throws Exception {
+        loop.pumpUntil(done, timeout);
+    }
+
     void pumpUntilRemoved(Duration timeout) throws Exception {
         loop.pumpUntilRemoved(timeout);
     }

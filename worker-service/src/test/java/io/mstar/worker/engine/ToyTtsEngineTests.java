@@ -7,7 +7,9 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
 import org.junit.jupiter.api.Test;
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.device.HostDevice;
 import io.mstar.testing.Seeds;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
 import io.mstar.worker.kernel.tts.ToyTtsSynth;
@@ -162,6 +165,39 @@ class ToyTtsEngineTests {
             assertThat(h.w1.kvState().poolBytes()).as("lm ran on worker 1").isPositive();
             assertThat(h.w0.kvState().poolBytes()).as("no lm on worker 0").isZero();
         } // close(): both workers at baseline
+    }
+
+    @Test
+    void textAndAudioAreTheSameWithTheStepsOnTheLoopPipelinedAndSpeculated() throws Exception {
+        long seed = Seeds.of("ToyTtsEngineTests.stepModes");
+        Random random = new Random(seed);
+        List<Req> reqs = new ArrayList<>();
+        for (String p : new String[] {"Hello there", "ab", "The quick brown fox", "x"}) {
+            reqs.add(new Req(p, 20 + random.nextInt(40), random.nextBoolean() ? SAMPLED : NO_EOS, random.nextLong()));
+        }
+        Map<String, List<Out>> outs = new LinkedHashMap<>();
+        Map<String, EngineProperties> modes = new LinkedHashMap<>();
+        modes.put("on the loop", EngineProperties.defaults().withSteps(false, EngineProperties.Speculation.OFF));
+        modes.put("pipelined", EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.OFF));
+        modes.put("speculated", EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.ON));
+        for (Map.Entry<String, EngineProperties> mode : modes.entrySet()) {
+            try (TtsHarness h = new TtsHarness(dir.resolve(mode.getKey().replace(' ', '-')), TtsHarness.DISAGGREGATED,
+                    d -> ToyTtsKernels.host(), () -> new HostDevice(HostDevice.NAME, 64 << 20), mode.getValue())) {
+                outs.put(mode.getKey(), runAll(h, "m", reqs));
+                long speculated = h.w0.speculation()[0] + h.w1.speculation()[0];
+                assertThat(speculated > 0).as("%s: speculated steps %d", mode.getKey(), speculated)
+                        .isEqualTo(mode.getKey().equals("speculated"));
+            } // close(): both workers at baseline, stream buffers empty, KV pages all free
+        }
+        List<Out> reference = outs.get("on the loop");
+        outs.forEach((mode, got) -> {
+            for (int i = 0; i < reqs.size(); i++) {
+                assertThat(got.get(i).text()).as("%s, request %d (seed %d)", mode, i, seed)
+                        .isEqualTo(reference.get(i).text());
+                assertThat(got.get(i).audio()).as("%s, request %d (seed %d)", mode, i, seed)
+                        .isEqualTo(reference.get(i).audio());
+            }
+        });
     }
 
     static int[] unsigned(byte[] bytes) {

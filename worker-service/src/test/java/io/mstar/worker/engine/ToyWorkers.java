@@ -13,6 +13,7 @@ import io.mstar.deployment.DeploymentConfig;
 import io.mstar.graph.ModelGraph;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
+import io.mstar.tensor.device.HostDevice;
 import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.ModelKernels;
 
@@ -42,6 +43,11 @@ abstract class ToyWorkers {
 
     abstract ModelKernels kernels();
 
+    /** Both workers' engine settings; a test may run the pipeline off or speculate. */
+    EngineProperties engineSettings() {
+        return EngineProperties.defaults();
+    }
+
     @BeforeEach
     void startWorkers() {
         deployment = DeploymentConfig.parse(deploymentYaml(), "test");
@@ -52,8 +58,10 @@ abstract class ToyWorkers {
         conductor = new ToyConductor(broker, data, graphs);
         KernelCatalog catalog = new KernelCatalog(List.of(kernels()));
         Map<String, io.mstar.deployment.KvCacheConfig> kv = TestWorker.kvCachesOf(deployment);
-        w0 = new TestWorker(0, dir, broker, catalog, graphs, kv);
-        w1 = new TestWorker(1, dir, broker, catalog, graphs, kv);
+        w0 = new TestWorker(0, dir, broker, d -> catalog, graphs, () -> new HostDevice(HostDevice.NAME, 64 << 20), kv,
+                engineSettings());
+        w1 = new TestWorker(1, dir, broker, d -> catalog, graphs, () -> new HostDevice(HostDevice.NAME, 64 << 20), kv,
+                engineSettings());
     }
 
     @AfterEach

@@ -121,6 +121,12 @@ final class TtsHarness implements AutoCloseable {
     private final TestConductorLoop<Run> loop;
 
     TtsHarness(Path dir, String yaml, Function<Device, ModelKernels> kernels, Supplier<Device> devices) {
+        this(dir, yaml, kernels, devices, EngineProperties.defaults());
+    }
+
+    /** ... with both workers' engine settings (pipeline, speculation). */
+    TtsHarness(Path dir, String yaml, Function<Device, ModelKernels> kernels, Supplier<Device> devices,
+            EngineProperties engine) {
         deployment = DeploymentConfig.parse(yaml, "test");
         graphs = WorkerGraphSplit.split(deployment, Map.of(MODEL, ToyTtsModel.graph()));
         ModelConfig model = deployment.models().get(0);
@@ -132,8 +138,8 @@ final class TtsHarness implements AutoCloseable {
         data = new TestConductor(dir);
         loop = new TestConductorLoop<>(broker, data, runs, this::onResult, this::onDone);
         Function<Device, KernelCatalog> catalog = d -> new KernelCatalog(List.of(kernels.apply(d)));
-        w0 = new TestWorker(0, dir, broker, catalog, graphs, devices, kv);
-        w1 = new TestWorker(1, dir, broker, catalog, graphs, devices, kv);
+        w0 = new TestWorker(0, dir, broker, catalog, graphs, devices, kv, engine);
+        w1 = new TestWorker(1, dir, broker, catalog, graphs, devices, kv, engine);
     }
 
     TtsHarness(Path dir, String yaml, Function<Device, ModelKernels> kernels) {

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -53,6 +54,11 @@ abstract class TwoWorkers {
         return new HostDevice(HostDevice.NAME, 64 << 20);
     }
 
+    /** Both workers' engine settings; a test may run the pipeline off or speculate. */
+    EngineProperties engineSettings() {
+        return EngineProperties.defaults();
+    }
+
     /** The kernels a worker runs on {@code device}. */
     KernelCatalog catalogFor(Device device) {
         return new KernelCatalog(List.of(kernels()));
@@ -63,8 +69,8 @@ abstract class TwoWorkers {
         broker = new InProcessBroker();
         data = new TestConductor(dir);
         conductor = new CounterConductor(broker, data, graphs);
-        w0 = new TestWorker(0, dir, broker, this::catalogFor, graphs, this::openDevice);
-        w1 = new TestWorker(1, dir, broker, this::catalogFor, graphs, this::openDevice);
+        w0 = new TestWorker(0, dir, broker, this::catalogFor, graphs, this::openDevice, Map.of(), engineSettings());
+        w1 = new TestWorker(1, dir, broker, this::catalogFor, graphs, this::openDevice, Map.of(), engineSettings());
     }
 
     @AfterEach

@@ -36,9 +36,11 @@ import static jcuda.driver.JCudaDriver.*;
  * {@link CudaErrors}. A fatal (sticky) error turns the device unhealthy for good: listeners hear it once, the
  * worker flips its liveness, and every later operation fails with {@link Reason#FATAL}.
  *
- * <p>Owned by the engine loop: not thread-safe. The context is made current on whichever thread calls, so
- * the owner may be a different thread from the one that opened the device. {@link #stats()},
- * {@link #isHealthy()} and the listeners may be used from any thread.
+ * <p>Shared by the engine loop and the worker's step thread (the loop frees and stores tensors while a step
+ * runs): every operation takes this device's monitor, so issuing is serialized, and work stays ordered by the
+ * one stream. A waiting copy holds the monitor until its bytes are there; an event's wait
+ * ({@link CudaEvent#synchronize}) does not. The context is made current once on each thread that calls.
+ * {@link #stats()}, {@link #isHealthy()} and the listeners may be used from any thread.
  */
 public final class CudaDevice implements Device {
 
@@ -54,7 +56,8 @@ public final class CudaDevice implements Device {
     private final List<Consumer<DeviceException>> fatalListeners = new CopyOnWriteArrayList<>();
     private final ParallelCopy hostCopy;
 
-    private Thread boundThread;
+    /** Whether the calling thread has the context current. */
+    private final ThreadLocal<Boolean> bound = ThreadLocal.withInitial(() -> false);
     private PinnedHostBuffer[] staging;
     private CUevent[] stagingDone;
     private volatile DeviceException fatal;
@@ -104,13 +107,13 @@ public final class CudaDevice implements Device {
     }
 
     @Override
-    public DeviceBuffer allocate(long nbytes) {
+    public synchronized DeviceBuffer allocate(long nbytes) {
         ensureUsable();
         return new CudaBuffer(this, allocator.allocate(nbytes), nbytes);
     }
 
     @Override
-    public void free(DeviceBuffer buffer) {
+    public synchronized void free(DeviceBuffer buffer) {
         CudaBuffer b = owned(buffer);
         // the stream may still use the block: it goes to the cache, and work on the same stream is ordered
         allocator.free(b.block());
@@ -118,14 +121,14 @@ public final class CudaDevice implements Device {
     }
 
     /** Gives cached (free) blocks back to the driver; live buffers stay. */
-    public void emptyCache() {
+    public synchronized void emptyCache() {
         ensureUsable();
         synchronize();
         allocator.emptyCache();
     }
 
     @Override
-    public void copyFromHost(ByteBuffer src, DeviceBuffer dst, long dstOffset) {
+    public synchronized void copyFromHost(ByteBuffer src, DeviceBuffer dst, long dstOffset) {
         CudaBuffer d = owned(dst);
         ByteBuffer s = src.slice();
         checkRange(d, dstOffset, s.remaining());
@@ -158,7 +161,7 @@ public final class CudaDevice implements Device {
     }
 
     @Override
-    public void copyToHost(DeviceBuffer src, long srcOffset, ByteBuffer dst) {
+    public synchronized void copyToHost(DeviceBuffer src, long srcOffset, ByteBuffer dst) {
         CudaBuffer d = owned(src);
         ByteBuffer t = dst.slice();
         checkRange(d, srcOffset, t.remaining());
@@ -206,7 +209,7 @@ public final class CudaDevice implements Device {
     }
 
     @Override
-    public void synchronize() {
+    public synchronized void synchronize() {
         ensureUsable();
         bind();
         check(cuStreamSynchronize(stream), "cuStreamSynchronize");
@@ -218,7 +221,7 @@ public final class CudaDevice implements Device {
     }
 
     /** Page-locked host memory for producers that can write straight into DMA-able memory. */
-    public PinnedHostBuffer allocatePinned(long bytes) {
+    public synchronized PinnedHostBuffer allocatePinned(long bytes) {
         if (bytes <= 0 || bytes > Integer.MAX_VALUE) {
             throw new DeviceException(Reason.INVALID_ARGUMENT, name, "pinned buffer size out of (0, 2^31): " + bytes);
         }
@@ -229,7 +232,7 @@ public final class CudaDevice implements Device {
         return new PinnedHostBuffer(this, p, bytes);
     }
 
-    void freePinned(PinnedHostBuffer buffer) {
+    synchronized void freePinned(PinnedHostBuffer buffer) {
         if (fatal == null) {
             bind();
             check(cuMemFreeHost(buffer.pointer()), "cuMemFreeHost");
@@ -237,7 +240,7 @@ public final class CudaDevice implements Device {
     }
 
     /** An event recorded on the device's stream now: complete when everything issued so far is. */
-    public CudaEvent recordEvent() {
+    public synchronized CudaEvent recordEvent() {
         ensureUsable();
         bind();
         CUevent e = new CUevent();
@@ -274,7 +277,7 @@ public final class CudaDevice implements Device {
      * Loads a PTX module into this device's context; it is unloaded when the device closes. Public so that
      * other modules can ship kernels of their own (PTX resources built the way {@link CudaKernels} is).
      */
-    public CUmodule loadModule(String ptx) {
+    public synchronized CUmodule loadModule(String ptx) {
         ensureUsable();
         bind();
         CUmodule module = new CUmodule();
@@ -294,7 +297,7 @@ public final class CudaDevice implements Device {
      * Launches a one-dimensional grid on the device's stream, asynchronously (a fault surfaces at the next
      * synchronizing call); every kernel parameter is a 64-bit value.
      */
-    public void launch(CUfunction function, int gridX, int blockX, long... params) {
+    public synchronized void launch(CUfunction function, int gridX, int blockX, long... params) {
         ensureUsable();
         bind();
         Pointer[] args = new Pointer[params.length];
@@ -305,7 +308,7 @@ public final class CudaDevice implements Device {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }
@@ -339,10 +342,9 @@ public final class CudaDevice implements Device {
 
     /** Makes the device's context current on the calling thread if it is not already. */
     void bind() {
-        Thread t = Thread.currentThread();
-        if (t != boundThread) {
+        if (!bound.get()) {
             check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
-            boundThread = t;
+            bound.set(true);
         }
     }
 

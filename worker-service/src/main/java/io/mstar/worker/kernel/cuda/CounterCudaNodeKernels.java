@@ -26,12 +26,13 @@ import io.mstar.worker.kernel.Tensor;
  * non-fatal device error fails only its request, which keeps nothing; any other exception fails the batch after
  * freeing every output the batch made.
  *
- * <p>Completion: launches are asynchronous, so each batch ends with {@link Device#synchronize()}: when
- * {@code forward} returns, the outputs hold their values and an asynchronous fault is raised here, against the
- * batch that caused it, rather than later in an unrelated copy. Publishing synchronizes the device again
- * ({@code TensorPublisher.publish}) before staging, so a descriptor never leaves ahead of the work either way; a
- * same-device consumer is ordered by the single stream anyway. The step kernel reads its finish flag back, which
- * synchronizes too: one round trip per request with a {@code stop_at}, fine for the counter.
+ * <p>Completion: launches are asynchronous and {@code forward} returns once they are issued; the engine's step ends
+ * with an event recorded after them and waits for it off the loop (docs/worker-runtime.md#the-step-pipeline), so
+ * an asynchronous fault is raised against the step that caused it, and outputs are stored only once they hold
+ * their values. Publishing synchronizes the device again ({@code TensorPublisher.publish}) before staging, so a
+ * descriptor never leaves ahead of the work either way; a same-device consumer is ordered by the single stream
+ * anyway. The step kernel reads its finish flag back, which waits too: one round trip per request with a
+ * {@code stop_at}, fine for the counter.
  */
 public final class CounterCudaNodeKernels {
 
@@ -95,7 +96,6 @@ public final class CounterCudaNodeKernels {
                         throw e;
                     }
                 }
-                device.synchronize();
                 return results;
             } catch (RuntimeException | Error e) {
                 freeAll(batchMade, e);

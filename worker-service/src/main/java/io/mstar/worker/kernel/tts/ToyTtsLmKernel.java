@@ -115,7 +115,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
                     throw new KernelException(KernelException.Reason.BAD_INPUT, "fed " + feed.length
                             + " tokens for " + step.count() + " reserved positions");
                 }
-                jobs.add(new LmJob(feed, step.firstPosition(), step.cache().pages(call.requestId()),
+                jobs.add(new LmJob(feed, step.firstPosition(), step.pages(),
                         !isPrefill(call)));
                 states.add(state);
                 admitted.add(i);
@@ -127,7 +127,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
             backend = backendFactory.get();
         }
         float[][] logits = jobs.isEmpty() ? new float[0][]
-                : backend.run(device, steps.get(0).cache().pool(), steps.get(0).cache().layout(), jobs);
+                : backend.run(device, steps.get(0).pool(), steps.get(0).layout(), jobs);
         List<Tensor> made = new ArrayList<>();
         try {
             for (int j = 0; j < admitted.size(); j++) {

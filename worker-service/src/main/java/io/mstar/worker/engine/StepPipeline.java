@@ -1,0 +1,479 @@
+package io.mstar.worker.engine;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.mstar.graph.NameAndDestination;
+import io.mstar.graph.NestedLoopIndices;
+import io.mstar.loop.OwnerThread;
+import io.mstar.tensor.device.DeviceException;
+import io.mstar.wire.WorkerErrorType;
+import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.KvCacheKernel;
+import io.mstar.worker.kernel.KvStep;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeKernel;
+import io.mstar.worker.kernel.NodeResult;
+import io.mstar.worker.kernel.Tensor;
+
+/**
+ * The loop's side of the step pipeline (docs/worker-runtime.md#the-step-pipeline): builds the next batch from the
+ * scheduler, reserves its KV positions and submits it; while it runs, may speculate the batch after it
+ * (docs/worker-runtime.md#speculation); takes completed steps back and hands each call's result to the pass. Knows
+ * which requests a running or speculated step holds, so their removal and page release wait for it.
+ * Owned by the engine loop.
+ */
+final class StepPipeline {
+
+    private static final Logger log = LoggerFactory.getLogger(WorkerEngine.class);
+
+    /** What a completed step's calls do to their requests. */
+    interface Callbacks extends RequestFailures {
+
+        /** A call's outputs: stored, routed, loops advanced; {@code continuation} names loop-backs to hold for {@code next}. */
+        void complete(ReadyItem item, NodeResult result, double seconds, Step.Continuation continuation, Step next);
+
+        /** Whether {@code request} is the live request under its id. */
+        boolean live(WorkerRequest request);
+
+        /** No step holds some requests any more: their deferred teardown may go on. */
+        void stepsReleased();
+    }
+
+    private final OwnerThread owner;
+    private final EngineProperties settings;
+    private final KernelCatalog kernels;
+    private final Scheduler scheduler;
+    private final KvCaches kv;
+    private final DataPlane data;
+    private final TensorLedger ledger;
+    private final EngineMeters meters;
+    private final Callbacks engine;
+    private final boolean speculation;
+    private final Map<String, Integer> inSteps = new HashMap<>();
+    private StepExecutor executor;
+    private Step running;
+    private Step speculated;
+    private long seq;
+    private long speculatedSteps;
+    private long voidedCalls;
+
+    StepPipeline(OwnerThread owner, EngineProperties settings, KernelCatalog kernels, Scheduler scheduler, KvCaches kv,
+            DataPlane data, TensorLedger ledger, EngineMeters meters, boolean speculation, Callbacks engine) {
+        this.owner = owner;
+        this.settings = settings;
+        this.kernels = kernels;
+        this.scheduler = scheduler;
+        this.kv = kv;
+        this.data = data;
+        this.ledger = ledger;
+        this.meters = meters;
+        this.speculation = speculation;
+        this.engine = engine;
+    }
+
+    /** The executor steps go to; its completions come back to {@link #completed}. Set once, before the first turn. */
+    void runOn(StepExecutor executor) {
+        this.executor = executor;
+    }
+
+    /** Submits the next batch when no step runs, or speculates one on the running step. */
+    void turn() {
+        owner.check();
+        if (running == null) {
+            List<ReadyItem> batch = scheduler.next(this::batchLimit);
+            if (!batch.isEmpty()) {
+                Step step;
+                try {
+                    step = build(batch, null, null);
+                } catch (RuntimeException e) {
+                    refuse(batch, e);
+                    return;
+                }
+                running = step;
+                executor.submit(step);
+            }
+        }
+        // At once: an idle loop may not turn again before the running step completes.
+        if (speculation && running != null && speculated == null) {
+            speculate(running);
+        }
+    }
+
+    /** Whether a turn now could start a step: no step runs and a batch is ready. */
+    boolean wantsTurn() {
+        return running == null && scheduler.queued() > 0;
+    }
+
+    /** Whether a running or speculated step holds {@code requestId}: its teardown waits for it. */
+    boolean holds(String requestId) {
+        return inSteps.containsKey(requestId);
+    }
+
+    private int batchLimit(Scheduler.Key key) {
+        return Math.min(settings.maxBatchSize(), kernels.model(key.model()).kernel(key.node()).maxBatchSize());
+    }
+
+    /**
+     * A step of {@code items}: each call's inputs from its node's slots (a continuing call: its retained inputs only,
+     * the loop-backs come from the step before), each call's KV positions reserved. In a fresh step a call refused
+     * pages fails when the step completes; a speculated step reserves only within pages its requests hold and leaves
+     * out a call that would need another (it runs the eager way later). Null when nothing is left to run.
+     */
+    private Step build(List<ReadyItem> candidates, List<Step.Continuation> continuations, List<Integer> iterations) {
+        Scheduler.Key key = Scheduler.key(candidates.get(0));
+        NodeKernel kernel = kernels.model(key.model()).kernel(key.node());
+        boolean speculated = continuations != null;
+        List<ReadyItem> items = new ArrayList<>(candidates);
+        List<NodeCall> calls = new ArrayList<>(items.size());
+        List<List<Long>> held = new ArrayList<>(items.size());
+        int[] at = new int[items.size()];
+        for (int i = 0; i < items.size(); i++) {
+            ReadyItem item = items.get(i);
+            Map<String, Tensor> inputs = new HashMap<>();
+            List<Long> holds = new ArrayList<>();
+            NestedLoopIndices position = item.pass().position(item.node());
+            if (speculated && continuations.get(i) != null) {
+                LoopState loop = item.node().loop;
+                loop.retained.forEach((edge, uuid) -> {
+                    if (edge.destination().equals(item.node().node.name())) {
+                        inputs.put(edge.name(), ledger.tensor(uuid));
+                        holds.add(uuid); // the loop frees what it retained when it ends, maybe while this step runs
+                    }
+                });
+                at[i] = iterations.get(i);
+                position = new NestedLoopIndices(List.of(loop.loop.name()), Map.of(loop.loop.name(), at[i]),
+                        item.pass().info.fwdIndex());
+            } else {
+                item.node().current.forEach((name, uuid) -> {
+                    if (uuid != WorkerEngine.NO_TENSOR) {
+                        inputs.put(name, ledger.tensor(uuid));
+                    }
+                });
+                at[i] = item.node().loop == null ? -1 : item.node().loop.iteration;
+            }
+            calls.add(new NodeCall(item.request().requestId, inputs, item.pass().info, position));
+            held.add(holds);
+        }
+        NodeResult[] refused = new NodeResult[items.size()];
+        List<KvStep> reserved = null;
+        if (kernel instanceof KvCacheKernel kvKernel) {
+            int[] tokens = new int[calls.size()];
+            for (int i = 0; i < calls.size(); i++) {
+                tokens[i] = speculated && continuations.get(i) != null ? kvKernel.tokensPerContinuation()
+                        : kvKernel.tokensToAppend(calls.get(i));
+            }
+            reserved = kv.reserve(key.model(), key.node(), kvKernel, data.device(), calls, tokens, refused, speculated);
+        }
+        Step.Continuation[] continues = null;
+        if (speculated) {
+            List<Step.Continuation> kept = new ArrayList<>(continuations);
+            for (int i = items.size() - 1; i >= 0; i--) {
+                if (refused[i] != null) {
+                    if (kept.get(i) == null) {
+                        scheduler.add(items.get(i)); // fresh: back to the ready set, its inputs untouched
+                    }
+                    items.remove(i);
+                    calls.remove(i);
+                    held.remove(i);
+                    reserved.remove(i);
+                    kept.remove(i);
+                    at = remove(at, i);
+                }
+            }
+            if (items.isEmpty()) {
+                return null;
+            }
+            refused = new NodeResult[items.size()];
+            continues = kept.toArray(Step.Continuation[]::new);
+        }
+        Step step = new Step(seq++, key, kernel, items, calls, reserved, refused, at, continues);
+        held.forEach(list -> list.forEach(uuid -> {
+            ledger.hold(uuid, 1);
+            step.held.add(uuid);
+        }));
+        items.forEach(item -> inSteps.merge(item.request().requestId, 1, Integer::sum));
+        return step;
+    }
+
+    private static int[] remove(int[] values, int index) {
+        int[] out = new int[values.length - 1];
+        System.arraycopy(values, 0, out, 0, index);
+        System.arraycopy(values, index + 1, out, index, values.length - index - 1);
+        return out;
+    }
+
+    /**
+     * While {@code on} runs: the step after it, for the same node and walk, with every call of {@code on} whose loop
+     * goes on into its next iteration (placeholders for the loop-backs {@code on} will produce) and fresh requests
+     * ready for the same node and walk. Nothing is speculated after a refusal, nor for a request that is no longer
+     * running, whose loop was asked to stop, or that is at its loop's last iteration.
+     */
+    private void speculate(Step on) {
+        for (NodeResult r : on.refused) {
+            if (r != null) {
+                return;
+            }
+        }
+        List<ReadyItem> items = new ArrayList<>();
+        List<Step.Continuation> continuations = new ArrayList<>();
+        List<Integer> iterations = new ArrayList<>();
+        for (int i = 0; i < on.items.size(); i++) {
+            if (on.dropped[i]) {
+                continue;
+            }
+            ReadyItem item = on.items.get(i);
+            Set<String> loopBacks = continuable(item, on.iterations[i]);
+            if (loopBacks != null) {
+                items.add(item);
+                continuations.add(new Step.Continuation(i, loopBacks));
+                iterations.add(on.iterations[i] + 1);
+            }
+        }
+        if (items.isEmpty()) {
+            return;
+        }
+        for (ReadyItem fresh : scheduler.take(on.key, batchLimit(on.key) - items.size())) {
+            items.add(fresh);
+            continuations.add(null);
+            iterations.add(fresh.node().loop == null ? -1 : fresh.node().loop.iteration);
+        }
+        Step next;
+        try {
+            next = build(items, continuations, iterations);
+        } catch (RuntimeException e) {
+            log.warn("speculating on step {} of {} failed; the eager path goes on: {}", on.seq, on.key.node(),
+                    e.toString(), e);
+            for (int i = 0; i < items.size(); i++) {
+                if (continuations.get(i) == null) {
+                    scheduler.add(items.get(i));
+                }
+            }
+            return;
+        }
+        if (next == null) {
+            return;
+        }
+        if (executor.speculate(on, next)) {
+            speculated = next;
+            speculatedSteps++;
+        } else {
+            takeBack(next);
+        }
+    }
+
+    /** The loop-back inputs a call's next iteration takes from it, or null when it may not be speculated. */
+    private static Set<String> continuable(ReadyItem item, int iteration) {
+        NodeState node = item.node();
+        LoopState loop = node.loop;
+        if (!item.request().schedulable() || loop == null || loop.done || loop.finishRequested
+                || loop.bodyNodes.size() != 1 || loop.iteration != iteration || iteration + 1 >= loop.iterations
+                || item.partition().pass != item.pass() || item.pass().complete) {
+            return null;
+        }
+        Set<String> loopBacks = new LinkedHashSet<>();
+        for (String input : node.node.inputNames()) {
+            NameAndDestination edge = new NameAndDestination(input, node.node.name());
+            if (loop.loopBack.contains(edge)) {
+                loopBacks.add(input);
+            } else if (!loop.retained.containsKey(edge)) {
+                return null;
+            }
+        }
+        return loopBacks.isEmpty() ? null : loopBacks;
+    }
+
+    /** A speculated step that does not run: its reservations and holds go back, its fresh requests to the ready set. */
+    private void takeBack(Step step) {
+        for (int i = 0; i < step.items.size(); i++) {
+            ReadyItem item = step.items.get(i);
+            if (step.kv != null && step.kv.get(i) != null) {
+                kv.rollback(step.key.model(), step.key.node(), step.kv.get(i));
+            }
+            if (step.continues[i] == null) {
+                if (engine.live(item.request()) && item.request().schedulable()) {
+                    scheduler.add(item);
+                } else {
+                    item.node().queued = false;
+                }
+            }
+        }
+        voidedCalls += step.items.size();
+        release(step);
+    }
+
+    /** Back on the loop: a step whose device work completed. */
+    void completed(Step step) {
+        owner.check();
+        Step next = step.next;
+        running = next != null && !next.voided ? next : null;
+        if (next != null) {
+            speculated = null;
+        }
+        try {
+            if (step.error != null) {
+                failAll(step);
+            } else {
+                meters.batch(step.key.model(), step.key.node(), step.key.walk(), step.items.size(), step.nanos / 1e9);
+                finish(step);
+            }
+        } finally {
+            if (next != null && next.voided) {
+                takeBack(next);
+            } else if (next != null) {
+                for (int j = 0; j < next.items.size(); j++) {
+                    if (next.dropped[j] && next.kv != null && next.kv.get(j) != null) {
+                        kv.rollback(next.key.model(), next.key.node(), next.kv.get(j));
+                        voidedCalls++;
+                    }
+                }
+            }
+            release(step);
+            engine.stepsReleased();
+        }
+    }
+
+    private void finish(Step step) {
+        double seconds = step.nanos / 1e9;
+        for (int i = 0; i < step.items.size(); i++) {
+            if (step.dropped[i]) {
+                continue; // never ran; its node went back to the eager path when the step before completed
+            }
+            ReadyItem item = step.items.get(i);
+            NodeResult result = step.results[i];
+            if (!step.continuesInNext(i)) {
+                item.node().queued = false;
+            }
+            if (step.speculated() && step.continues[i] != null && !stillContinues(step, i)) {
+                discard(step, i, result);
+                continue;
+            }
+            if (!engine.live(item.request())) {
+                free(result);
+                continue;
+            }
+            if (result.failed()) {
+                engine.fail(item.request(), result.errorType(), result.error());
+                continue;
+            }
+            try {
+                engine.complete(item, result, seconds, step.continuationOf(i), step.next);
+            } catch (DeviceException e) {
+                if (e.isFatal()) {
+                    engine.fatal(e);
+                    return;
+                }
+                engine.fail(item.request(), WorkerErrorType.DEVICE_ERROR, e.getMessage());
+            } catch (RuntimeException e) {
+                log.warn("request {}: after {} failed: {}", item.request().requestId, step.key.node(), e.toString(), e);
+                engine.fail(item.request(), EngineException.typeOf(e), e.toString());
+            }
+        }
+    }
+
+    /** A batch that could not be built (its KV pool could not be taken, say): each of its requests fails. */
+    private void refuse(List<ReadyItem> batch, RuntimeException e) {
+        batch.forEach(item -> item.node().queued = false);
+        if (e instanceof DeviceException device && device.isFatal()) {
+            engine.fatal(device);
+            return;
+        }
+        log.warn("batch of {} ({} requests) failed: {}", batch.get(0).node().node.name(), batch.size(), e.toString(), e);
+        WorkerErrorType type = e instanceof DeviceException ? WorkerErrorType.DEVICE_ERROR : EngineException.typeOf(e);
+        batch.forEach(item -> engine.fail(item.request(), type, "batch of " + item.node().node.name() + " failed: " + e));
+    }
+
+    /** A step that threw: every call fails (a fatal device error fails the worker). */
+    private void failAll(Step step) {
+        RuntimeException e = step.error;
+        for (int i = 0; i < step.items.size(); i++) {
+            if (!step.dropped[i]) {
+                step.items.get(i).node().queued = false;
+            }
+        }
+        if (e instanceof DeviceException device && device.isFatal()) {
+            engine.fatal(device);
+            return;
+        }
+        WorkerErrorType type = e instanceof DeviceException ? WorkerErrorType.DEVICE_ERROR : EngineException.typeOf(e);
+        if (!(e instanceof DeviceException)) {
+            log.warn("batch of {} ({} requests) failed: {}", step.key.node(), step.items.size(), e.toString(), e);
+        }
+        for (int i = 0; i < step.items.size(); i++) {
+            ReadyItem item = step.items.get(i);
+            if (step.dropped[i] || step.speculated() && step.continues[i] != null && !stillContinues(step, i)) {
+                continue; // its request stopped before this step: the failure is not its
+            }
+            engine.fail(item.request(), type, "batch of " + step.key.node() + " failed: "
+                    + (e instanceof DeviceException ? e.getMessage() : e.toString()));
+        }
+    }
+
+    /** A speculated continuing call still belongs: its loop went on into the iteration it ran. */
+    private boolean stillContinues(Step step, int i) {
+        ReadyItem item = step.items.get(i);
+        LoopState loop = item.node().loop;
+        return engine.live(item.request()) && loop != null && !loop.done && loop.iteration == step.iterations[i]
+                && item.partition().pass == item.pass() && !item.pass().complete;
+    }
+
+    /** A speculated call whose request stopped at the step before: its outputs are freed, its positions taken back. */
+    private void discard(Step step, int i, NodeResult result) {
+        free(result);
+        if (step.kv != null && step.kv.get(i) != null) {
+            kv.rollback(step.key.model(), step.key.node(), step.kv.get(i));
+        }
+        voidedCalls++;
+    }
+
+    private void free(NodeResult result) {
+        if (result != null) {
+            result.outputs().values().forEach(t -> data.device().free(t.buffer()));
+        }
+    }
+
+    private void release(Step step) {
+        step.held.forEach(uuid -> ledger.release(uuid, 1));
+        step.held.clear();
+        for (ReadyItem item : step.items) {
+            inSteps.computeIfPresent(item.request().requestId, (id, n) -> n == 1 ? null : n - 1);
+        }
+    }
+
+    /** Speculated steps submitted, and calls of speculated steps that were voided, dropped or discarded, since start. */
+    long speculatedSteps() {
+        return speculatedSteps;
+    }
+
+    long voidedCalls() {
+        return voidedCalls;
+    }
+
+    /**
+     * At shutdown, on the loop: waits for the running step, then frees what steps produced that the loop never took
+     * back (their completions come after the loop's last command).
+     */
+    void close() {
+        owner.check();
+        executor.close();
+        for (Step step = running; step != null; step = step.next) {
+            if (step.results != null) {
+                for (NodeResult r : step.results) {
+                    free(r);
+                }
+            }
+            if (step.next != null && step.next.voided) {
+                break;
+            }
+        }
+        running = null;
+        speculated = null;
+    }
+}

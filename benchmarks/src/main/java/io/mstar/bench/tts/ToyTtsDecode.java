@@ -103,7 +103,8 @@ public final class ToyTtsDecode {
         }
     }
 
-    private static Result round(Device device, LmBackend backend, KvCache cache, int batch, int promptBytes, int tokens,
+    /** One timed round at batch {@code batch} (also {@link ServingEfficiency}'s kernel-only baseline). */
+    static Result round(Device device, LmBackend backend, KvCache cache, int batch, int promptBytes, int tokens,
             int round) {
         SamplingConfig sampling = new SamplingConfig(null, 0.8, 40, 1.0, true, 1.0, 0L);
         TokenSampler sampler = new TokenSampler();

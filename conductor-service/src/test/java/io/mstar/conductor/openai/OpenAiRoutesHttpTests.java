@@ -107,6 +107,8 @@ class OpenAiRoutesHttpTests {
 
     @BeforeEach
     void setUp() {
+        // WebTestClient's 5 s default is a test's whole answer time on a loaded two-core runner, first request included.
+        web = web.mutate().responseTimeout(Duration.ofSeconds(30)).build();
         workers = PlayedWorkers.servingTensors(loop, 5);
         workers.setUp();
     }

@@ -140,6 +140,50 @@ class ToyTtsOnCudaGpuTests {
         }
     }
 
+    @Test
+    void onCudaTheStepsOnTheLoopPipelinedAndSpeculatedGiveTheSameTextAndAudio() throws Exception {
+        if (!CudaLmBackend.available()) {
+            throw new IllegalStateException(CudaLmBackend.unavailableReason().orElseThrow());
+        }
+        String[] prompts = {"Hello from the GPU", "a", "The quick brown fox jumps", "speculate"};
+        SamplingConfig sampled = new SamplingConfig(null, 0.8, 40, 0.95, true, 1.0, 0L);
+        SamplingConfig greedy = new SamplingConfig(null, 0.0, 0, 1.0, true, 1.0, 0L);
+        java.util.Map<String, EngineProperties> modes = new java.util.LinkedHashMap<>();
+        modes.put("on the loop", EngineProperties.defaults().withSteps(false, EngineProperties.Speculation.OFF));
+        modes.put("pipelined", EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.OFF));
+        modes.put("speculated", EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.AUTO));
+        java.util.Map<String, List<TtsHarness.Run>> runs = new java.util.LinkedHashMap<>();
+        for (java.util.Map.Entry<String, EngineProperties> mode : modes.entrySet()) {
+            try (TtsHarness h = new TtsHarness(dir.resolve(mode.getKey().replace(' ', '-')), TtsHarness.DISAGGREGATED,
+                    d -> ToyTtsKernels.with(eager(new CudaLmBackend((CudaDevice) d, ToyTtsWeights.generate()))),
+                    () -> new CudaDevice(0), mode.getValue())) {
+                h.recordFixedBytes();
+                for (int i = 0; i < prompts.length; i++) {
+                    h.start("p" + i, prompts[i].getBytes(StandardCharsets.UTF_8), 200, i % 2 == 0 ? sampled : greedy,
+                            7L + i);
+                }
+                h.pumpUntilRemoved();
+                runs.put(mode.getKey(), List.copyOf(h.runs.values()));
+                long[] speculation = {h.w0.speculation()[0] + h.w1.speculation()[0],
+                        h.w0.speculation()[1] + h.w1.speculation()[1]};
+                System.out.printf("[toy-tts] %s on CUDA: %d speculated steps, %d speculated calls voided%n",
+                        mode.getKey(), speculation[0], speculation[1]);
+                assertThat(speculation[0] > 0).as("%s: speculated", mode.getKey())
+                        .isEqualTo(mode.getKey().equals("speculated"));
+            } // close(): both workers at baseline
+        }
+        List<TtsHarness.Run> reference = runs.get("on the loop");
+        runs.forEach((mode, got) -> {
+            for (int i = 0; i < prompts.length; i++) {
+                assertThat(got.get(i).failure).as("%s %s", mode, prompts[i]).isNull();
+                assertThat(got.get(i).textBytes()).as("%s %s", mode, prompts[i]).hasSize(200)
+                        .isEqualTo(reference.get(i).textBytes());
+                assertThat(got.get(i).audioBytes()).as("%s %s", mode, prompts[i])
+                        .isEqualTo(reference.get(i).audioBytes());
+            }
+        });
+    }
+
     private static java.util.function.Supplier<io.mstar.worker.kernel.tts.LmBackend> eager(CudaLmBackend backend) {
         return () -> backend;
     }

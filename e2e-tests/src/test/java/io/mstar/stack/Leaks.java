@@ -30,6 +30,8 @@ final class Leaks {
                         .isEqualTo(scrape.sum("mstar_worker_kv_pool_bytes"));
                 assertThat(scrape.sum("mstar_worker_kv_pages", java.util.Map.of("state", "used")))
                         .as("%s KV pages in use", worker.name()).isZero();
+                assertThat(scrape.sum("mstar_worker_kv_pages", java.util.Map.of("state", "offloaded")))
+                        .as("%s KV pages offloaded to the host pool", worker.name()).isZero();
                 assertThat(scrape.sum("mstar_worker_arena_used_bytes")).as("%s arena bytes", worker.name()).isZero();
                 assertThat(scrape.sum("mstar_worker_requests_active")).as("%s active requests", worker.name()).isZero();
             }

@@ -89,8 +89,9 @@ final class BodyDecoding {
                 default: r.skip();
             }
         }
-        List<String> ridsV = r.required(rids, "rids");
-        List<Boolean> offV = r.required(isOffload, "is_offload");
+        // Both default to empty lists in the spec (field factories): {} is the empty delta.
+        List<String> ridsV = rids == null ? List.of() : rids;
+        List<Boolean> offV = isOffload == null ? List.of() : isOffload;
         return r.build(() -> OffloadDelta.fromWire(ridsV, offV));
     }
 

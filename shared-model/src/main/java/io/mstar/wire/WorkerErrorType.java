@@ -23,6 +23,8 @@ public enum WorkerErrorType {
     KERNEL_FAILED("kernel_failed"),
     /** The request's KV cache had no free page for its next step. */
     OUT_OF_PAGES("out_of_pages"),
+    /** The request can never fit its node's KV cache: its prompt plus {@code max_tokens} outgrow the whole pool. */
+    KV_CAPACITY_EXCEEDED("kv_capacity_exceeded"),
     /** The device refused an allocation or a copy for this request; the worker goes on. */
     DEVICE_ERROR("device_error"),
     /** A sticky device error: every request on the worker fails and its liveness goes down. */

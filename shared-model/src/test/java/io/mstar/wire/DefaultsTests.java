@@ -58,6 +58,16 @@ class DefaultsTests {
     }
 
     @Test
+    void anOffloadDeltaWithoutItsArraysIsTheEmptyDelta() {
+        ScheduleTPNode empty = (ScheduleTPNode) worker("schedule_tp", "{\"node_name\": \"llm\", \"graph_walk\": \"decode\","
+                + " \"request_ids\": [\"a\"], \"resident_delta\": {}}");
+        assertThat(empty.residentDelta().isEmpty()).isTrue();
+        ScheduleTPNode onlyRids = (ScheduleTPNode) worker("schedule_tp", "{\"node_name\": \"llm\", \"graph_walk\":"
+                + " \"decode\", \"request_ids\": [\"a\"], \"resident_delta\": {\"rids\": []}}");
+        assertThat(onlyRids.residentDelta()).isEqualTo(OffloadDelta.newDelta());
+    }
+
+    @Test
     void stopLoopsDefaultsToNoStopTimes() {
         StopLoops s = (StopLoops) worker("stop_loops",
                 "{\"request_id\": \"r\", \"loop_names\": [\"b\", \"a\"], \"partition_name\": \"p\"}");

@@ -11,6 +11,8 @@ public enum ErrorType {
     MALFORMED_REQUEST("malformed_request", 400, "Malformed request"),
     INVALID_INPUT("invalid_input", 400, "Invalid input"),
     PAYLOAD_TOO_LARGE("payload_too_large", 413, "Payload too large"),
+    /** The request's prompt plus max_tokens can never fit its model's KV cache on the worker (a worker says so). */
+    KV_CAPACITY_EXCEEDED("kv_capacity_exceeded", 413, "Request exceeds the KV cache"),
     UNKNOWN_MODEL("unknown_model", 404, "Unknown model"),
     REQUEST_NOT_FOUND("request_not_found", 404, "Request not found"),
     DUPLICATE_REQUEST_ID("duplicate_request_id", 409, "Duplicate request id"),

@@ -454,8 +454,12 @@ public final class RequestLifecycle {
             ActiveRequest request = requests.get(id);
             if (request != null) {
                 WorkerErrorType type = failure.typeOf(id);
-                // A kernel that found the input unusable is the client's error, not the worker's.
-                ErrorType error = type == WorkerErrorType.INVALID_INPUT ? ErrorType.INVALID_INPUT : ErrorType.WORKER_FAILED;
+                // An input a kernel found unusable, or a request too large for the KV cache, is the client's error.
+                ErrorType error = switch (type) {
+                    case INVALID_INPUT -> ErrorType.INVALID_INPUT;
+                    case KV_CAPACITY_EXCEEDED -> ErrorType.KV_CAPACITY_EXCEEDED;
+                    default -> ErrorType.WORKER_FAILED;
+                };
                 fail(request, error, sender.value() + " (" + type.value() + "): " + message);
             }
         });

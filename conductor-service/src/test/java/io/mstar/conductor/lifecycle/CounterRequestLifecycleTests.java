@@ -206,23 +206,29 @@ class CounterRequestLifecycleTests {
     void aWorkersTypedFailureReachesTheClientAndEveryDrainSaysTheRequestFailed() {
         List<Chunk> bad = new CopyOnWriteArrayList<>();
         List<Chunk> broken = new CopyOnWriteArrayList<>();
+        List<Chunk> huge = new CopyOnWriteArrayList<>();
         h.submit(ConductorHarness.counterRequest("r-bad", 5, Map.of(), 4), bad);
         h.submit(ConductorHarness.counterRequest("r-broken", 5, Map.of(), 4), broken);
-        h.awaitSent(NewRequest.class, 6, s -> true);
+        h.submit(ConductorHarness.counterRequest("r-huge", 5, Map.of(), 4), huge);
+        h.awaitSent(NewRequest.class, 9, s -> true);
 
-        // One message, two requests, two types: a kernel that found the input unusable, and a device error.
-        h.deliver(W1, new FailRequests(Map.of("r-bad", "token 7 is not a digit", "r-broken", "cuMemAlloc failed"),
-                Map.of("r-bad", WorkerErrorType.INVALID_INPUT, "r-broken", WorkerErrorType.DEVICE_ERROR)));
-        await().atMost(Duration.ofSeconds(5)).until(() -> bad.size() == 1 && broken.size() == 1);
+        // One message, three requests, three types: a kernel that found the input unusable, a device error, and a
+        // request that can never fit the KV cache.
+        h.deliver(W1, new FailRequests(Map.of("r-bad", "token 7 is not a digit", "r-broken", "cuMemAlloc failed",
+                "r-huge", "needs 600 pages, the pool has 512"), Map.of("r-bad", WorkerErrorType.INVALID_INPUT,
+                "r-broken", WorkerErrorType.DEVICE_ERROR, "r-huge", WorkerErrorType.KV_CAPACITY_EXCEEDED)));
+        await().atMost(Duration.ofSeconds(5)).until(() -> bad.size() == 1 && broken.size() == 1 && huge.size() == 1);
+        assertThat(huge.get(0).error().errorType()).isEqualTo(ErrorType.KV_CAPACITY_EXCEEDED.value());
+        assertThat(huge.get(0).error().status()).isEqualTo(413);
         assertThat(bad.get(0).error().errorType()).isEqualTo(ErrorType.INVALID_INPUT.value());
         assertThat(bad.get(0).error().status()).isEqualTo(400);
         assertThat(bad.get(0).error().detail()).isEqualTo("worker-1 (invalid_input): token 7 is not a digit");
         assertThat(broken.get(0).error().errorType()).isEqualTo(ErrorType.WORKER_FAILED.value());
         assertThat(broken.get(0).error().detail()).isEqualTo("worker-1 (device_error): cuMemAlloc failed");
 
-        h.awaitSent(DrainRequest.class, 4, s -> true);
+        h.awaitSent(DrainRequest.class, 6, s -> true);
         assertThat(h.sentOf(DrainRequest.class, s -> true)).extracting(s -> ((DrainRequest) s.body()).outcome())
-                .hasSize(4).containsOnly(RequestOutcome.FAILED);
+                .hasSize(6).containsOnly(RequestOutcome.FAILED);
     }
 
     @Test

@@ -23,6 +23,7 @@ class OpenAiErrorTests {
                 Map.entry(ErrorType.MALFORMED_REQUEST, "invalid_request_error"),
                 Map.entry(ErrorType.INVALID_INPUT, "invalid_request_error"),
                 Map.entry(ErrorType.PAYLOAD_TOO_LARGE, "invalid_request_error"),
+                Map.entry(ErrorType.KV_CAPACITY_EXCEEDED, "invalid_request_error"),
                 Map.entry(ErrorType.UNKNOWN_MODEL, "invalid_request_error"),
                 Map.entry(ErrorType.REQUEST_NOT_FOUND, "invalid_request_error"),
                 Map.entry(ErrorType.DUPLICATE_REQUEST_ID, "invalid_request_error"),

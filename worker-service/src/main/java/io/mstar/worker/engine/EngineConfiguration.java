@@ -88,7 +88,7 @@ class EngineConfiguration {
                 .map(m -> m.name()).toList()));
         return new EngineLoop(identity.self(), worker.setupDoneInterval(), outbox, position, acks,
                 executor -> new WorkerEngine(identity.self(), engine, graphs, kernels, data.parts(), outbox, executor, meters,
-                        KvCaches.of(config, registry)), meters);
+                        KvCaches.of(config, registry, engine.kvHostPoolFactor())), meters);
     }
 
     @Bean(destroyMethod = "close")

@@ -25,11 +25,16 @@ import io.mstar.tensor.device.DeviceKind;
  *                            (docs/worker-runtime.md#speculation): {@code auto} (default) on a GPU, where host work
  *                            between steps dominates, and not on a host device, whose step competes with the loop for
  *                            the same cores; {@code on}; {@code off}. Needs the pipeline
+ * @param kvHostPoolFactor    host pages per device page of each KV cache (default 4): where requests' pages go when
+ *                            the device pool runs short (docs/streaming-and-kv.md#offload-and-reload); 0 turns offload
+ *                            off. Checked at start-up, and when a cache is first taken against the 2 GiB one host pool
+ *                            can hold
  */
 @ConfigurationProperties("mstar.worker.engine")
 public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultValue("10000") int tombstones,
         @DefaultValue("1024") int maxParkedPerRequest, @DefaultValue("1024") int inlineOutputMaxBytes,
-        @DefaultValue("true") boolean pipeline, @DefaultValue("auto") Speculation speculation) {
+        @DefaultValue("true") boolean pipeline, @DefaultValue("auto") Speculation speculation,
+        @DefaultValue("4") double kvHostPoolFactor) {
 
     /** {@code mstar.worker.engine.speculation}. */
     public enum Speculation {
@@ -53,6 +58,10 @@ public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultVal
         if (speculation == null) {
             speculation = Speculation.AUTO;
         }
+        if (!(kvHostPoolFactor >= 0) || Double.isInfinite(kvHostPoolFactor)) {
+            throw new IllegalArgumentException("mstar.worker.engine.kv-host-pool-factor must be a finite number >= 0, was "
+                    + kvHostPoolFactor);
+        }
         if (!pipeline && speculation == Speculation.ON) {
             throw new IllegalArgumentException("mstar.worker.engine.speculation=on needs mstar.worker.engine.pipeline=true");
         }
@@ -61,10 +70,16 @@ public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultVal
     /** These settings with the step pipeline and speculation as given (benchmarks, tests). */
     public EngineProperties withSteps(boolean pipeline, Speculation speculation) {
         return new EngineProperties(maxBatchSize, tombstones, maxParkedPerRequest, inlineOutputMaxBytes, pipeline,
-                speculation);
+                speculation, kvHostPoolFactor);
+    }
+
+    /** These settings with {@code factor} host pages per device page of each KV cache. */
+    public EngineProperties withKvHostPoolFactor(double factor) {
+        return new EngineProperties(maxBatchSize, tombstones, maxParkedPerRequest, inlineOutputMaxBytes, pipeline,
+                speculation, factor);
     }
 
     public static EngineProperties defaults() {
-        return new EngineProperties(64, 10_000, 1024, 1024, true, Speculation.AUTO);
+        return new EngineProperties(64, 10_000, 1024, 1024, true, Speculation.AUTO, KvCaches.DEFAULT_HOST_POOL_FACTOR);
     }
 }

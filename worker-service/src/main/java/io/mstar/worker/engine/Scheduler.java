@@ -51,6 +51,15 @@ final class Scheduler {
         return batch;
     }
 
+    /** Puts items that waited (for KV pages) back ahead of those of their key that became ready since. */
+    void addFirst(List<ReadyItem> items) {
+        for (int i = items.size() - 1; i >= 0; i--) {
+            ReadyItem item = items.get(i);
+            item.node().queued = true;
+            ready.computeIfAbsent(key(item), k -> new ArrayList<>()).add(0, item);
+        }
+    }
+
     /** Up to {@code n} ready items of {@code key}, oldest first (fresh requests joining a speculated step). */
     List<ReadyItem> take(Key key, int n) {
         List<ReadyItem> items = ready.get(key);

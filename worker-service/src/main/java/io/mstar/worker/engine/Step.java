@@ -41,6 +41,8 @@ final class Step {
     final Continuation[] continues;
     /** References the loop took for this step's inputs that the pass could otherwise free while it runs. */
     final List<Long> held = new ArrayList<>();
+    /** Outputs of the step before that this one reads but nobody else will: freed once this one completed. */
+    final List<NodeResult> freeAfter = new ArrayList<>();
 
     // The outcome, written by the executor before the hand-back.
     NodeResult[] results;

@@ -58,6 +58,10 @@ final class StepPipeline {
     private final Callbacks engine;
     private final boolean speculation;
     private final Map<String, Integer> inSteps = new HashMap<>();
+    /** Calls deferred for KV pages, oldest first; offered again when pages were freed or moved. */
+    private final List<ReadyItem> waiting = new ArrayList<>();
+    private final Map<NodeState, Long> waitingSince = new java.util.IdentityHashMap<>();
+    private long offeredAt = -1;
     private StepExecutor executor;
     private Step running;
     private Step speculated;
@@ -87,6 +91,7 @@ final class StepPipeline {
     /** Submits the next batch when no step runs, or speculates one on the running step. */
     void turn() {
         owner.check();
+        offerWaiting();
         if (running == null) {
             List<ReadyItem> batch = scheduler.next(this::batchLimit);
             if (!batch.isEmpty()) {
@@ -97,14 +102,67 @@ final class StepPipeline {
                     refuse(batch, e);
                     return;
                 }
-                running = step;
-                executor.submit(step);
+                if (step != null) {
+                    running = step;
+                    executor.submit(step);
+                }
             }
         }
         // At once: an idle loop may not turn again before the running step completes.
         if (speculation && running != null && speculated == null) {
             speculate(running);
         }
+    }
+
+    /** A call that could not get its KV pages now: it waits, its node still queued, until pages move. */
+    private void waitForPages(ReadyItem item) {
+        waiting.add(item);
+        waitingSince.putIfAbsent(item.node(), System.nanoTime());
+    }
+
+    /**
+     * Puts the calls waiting for pages back in front of the ready set once pages were freed or moved since they were
+     * last offered. When no step runs and every request holding the node's device pages is itself waiting, nothing
+     * will ever free one: the youngest waiting request fails (OUT_OF_PAGES) so the others go on.
+     */
+    private void offerWaiting() {
+        if (waiting.isEmpty()) {
+            return;
+        }
+        waiting.removeIf(item -> {
+            boolean gone = !engine.live(item.request()) || !item.request().schedulable();
+            if (gone) {
+                item.node().queued = false;
+                waitingSince.remove(item.node());
+            }
+            return gone;
+        });
+        if (waiting.isEmpty()) {
+            return;
+        }
+        if (kv.pagesFreedEvents() != offeredAt) {
+            offeredAt = kv.pagesFreedEvents();
+            scheduler.addFirst(waiting);
+            waiting.clear();
+            return;
+        }
+        if (running == null && scheduler.queued() == 0) {
+            Scheduler.Key key = Scheduler.key(waiting.get(0));
+            Set<String> waitingIds = new java.util.HashSet<>();
+            waiting.forEach(item -> waitingIds.add(item.request().requestId));
+            if (waitingIds.containsAll(kv.residentRequests(key.model(), key.node()))) {
+                ReadyItem youngest = waiting.remove(waiting.size() - 1);
+                youngest.node().queued = false;
+                waitingSince.remove(youngest.node());
+                engine.fail(youngest.request(), WorkerErrorType.OUT_OF_PAGES, "every request holding node "
+                        + key.node() + "'s KV pages waits for more and the host page pool has no room to offload one");
+            }
+        }
+    }
+
+    /** Requests waiting for KV pages now (a gauge). */
+    int waitingForPages() {
+        return waiting.size();
     }
 
     /** Whether a turn now could start a step: no step runs and a batch is ready. */
@@ -163,6 +221,7 @@ final class StepPipeline {
             held.add(holds);
         }
         NodeResult[] refused = new NodeResult[items.size()];
+        boolean[] left = new boolean[items.size()];
         List<KvStep> reserved = null;
         if (kernel instanceof KvCacheKernel kvKernel) {
             int[] tokens = new int[calls.size()];
@@ -170,29 +229,49 @@ final class StepPipeline {
                 tokens[i] = speculated && continuations.get(i) != null ? kvKernel.tokensPerContinuation()
                         : kvKernel.tokensToAppend(calls.get(i));
             }
-            reserved = kv.reserve(key.model(), key.node(), kvKernel, data.device(), calls, tokens, refused, speculated);
+            if (speculated) {
+                reserved = kv.reserveInHeldPages(key.model(), key.node(), kvKernel, data.device(), calls, tokens);
+                for (int i = 0; i < left.length; i++) {
+                    left[i] = reserved.get(i) == null;
+                }
+            } else {
+                reserved = kv.reserve(key.model(), key.node(), kvKernel, data.device(), calls, tokens, refused, left,
+                        this::holds);
+            }
         }
         Step.Continuation[] continues = null;
+        List<Step.Continuation> kept = speculated ? new ArrayList<>(continuations) : null;
+        for (int i = items.size() - 1; i >= 0; i--) {
+            if (!left[i]) {
+                continue;
+            }
+            ReadyItem item = items.get(i);
+            if (!speculated) {
+                waitForPages(item);
+            } else if (kept.get(i) == null) {
+                scheduler.add(item); // fresh: back to the ready set, its inputs untouched
+            }
+            items.remove(i);
+            calls.remove(i);
+            held.remove(i);
+            reserved.remove(i);
+            if (speculated) {
+                kept.remove(i);
+            }
+            refused = remove(refused, i);
+            at = remove(at, i);
+        }
+        if (items.isEmpty()) {
+            return null;
+        }
         if (speculated) {
-            List<Step.Continuation> kept = new ArrayList<>(continuations);
-            for (int i = items.size() - 1; i >= 0; i--) {
-                if (refused[i] != null) {
-                    if (kept.get(i) == null) {
-                        scheduler.add(items.get(i)); // fresh: back to the ready set, its inputs untouched
-                    }
-                    items.remove(i);
-                    calls.remove(i);
-                    held.remove(i);
-                    reserved.remove(i);
-                    kept.remove(i);
-                    at = remove(at, i);
-                }
-            }
-            if (items.isEmpty()) {
-                return null;
-            }
-            refused = new NodeResult[items.size()];
             continues = kept.toArray(Step.Continuation[]::new);
+        }
+        for (ReadyItem item : items) {
+            Long since = waitingSince.remove(item.node());
+            if (since != null) {
+                kv.waited(key.model(), key.node(), System.nanoTime() - since);
+            }
         }
         Step step = new Step(seq++, key, kernel, items, calls, reserved, refused, at, continues);
         held.forEach(list -> list.forEach(uuid -> {
@@ -201,6 +280,13 @@ final class StepPipeline {
         }));
         items.forEach(item -> inSteps.merge(item.request().requestId, 1, Integer::sum));
         return step;
+    }
+
+    private static NodeResult[] remove(NodeResult[] values, int index) {
+        NodeResult[] out = new NodeResult[values.length - 1];
+        System.arraycopy(values, 0, out, 0, index);
+        System.arraycopy(values, index + 1, out, index, values.length - index - 1);
+        return out;
     }
 
     private static int[] remove(int[] values, int index) {
@@ -356,7 +442,7 @@ final class StepPipeline {
                 continue;
             }
             if (!engine.live(item.request())) {
-                free(result);
+                freeWhenUnread(step, i, result);
                 continue;
             }
             if (result.failed()) {
@@ -426,11 +512,20 @@ final class StepPipeline {
 
     /** A speculated call whose request stopped at the step before: its outputs are freed, its positions taken back. */
     private void discard(Step step, int i, NodeResult result) {
-        free(result);
+        freeWhenUnread(step, i, result);
         if (step.kv != null && step.kv.get(i) != null) {
             kv.rollback(step.key.model(), step.key.node(), step.kv.get(i));
         }
         voidedCalls++;
+    }
+
+    /** Frees call {@code i}'s outputs, or once the speculated step that reads them as loop-backs completed. */
+    private void freeWhenUnread(Step step, int i, NodeResult result) {
+        if (step.continuesInNext(i)) {
+            step.next.freeAfter.add(result);
+        } else {
+            free(result);
+        }
     }
 
     private void free(NodeResult result) {
@@ -442,6 +537,8 @@ final class StepPipeline {
     private void release(Step step) {
         step.held.forEach(uuid -> ledger.release(uuid, 1));
         step.held.clear();
+        step.freeAfter.forEach(this::free);
+        step.freeAfter.clear();
         for (ReadyItem item : step.items) {
             inSteps.computeIfPresent(item.request().requestId, (id, n) -> n == 1 ? null : n - 1);
         }
@@ -464,6 +561,7 @@ final class StepPipeline {
         owner.check();
         executor.close();
         for (Step step = running; step != null; step = step.next) {
+            step.freeAfter.forEach(this::free);
             if (step.results != null) {
                 for (NodeResult r : step.results) {
                     free(r);

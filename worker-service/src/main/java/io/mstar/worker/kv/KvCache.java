@@ -39,6 +39,8 @@ public final class KvCache implements AutoCloseable {
         int[] pages = new int[4];
         int pageCount;
         int tokens;
+        /** Where its pages are while offloaded (one host page per device page it had); null while on the device. */
+        int[] hostPages;
 
         int[] view() {
             return Arrays.copyOf(pages, pageCount);
@@ -50,6 +52,7 @@ public final class KvCache implements AutoCloseable {
     private final PageAllocator allocator;
     private final Map<String, PageList> requests = new HashMap<>();
     private final OwnerThread owner = new OwnerThread("kv cache");
+    private final HostPagePool host;
     private DeviceBuffer pool;
 
     /**
@@ -63,10 +66,21 @@ public final class KvCache implements AutoCloseable {
     }
 
     public KvCache(Device device, KvCacheLayout layout) {
+        this(device, layout, 0);
+    }
+
+    /** With {@code hostPages} pages of host memory to offload requests to ({@link #offload}). */
+    public KvCache(Device device, KvCacheLayout layout, int hostPages) {
         this.device = Objects.requireNonNull(device, "device");
         this.layout = Objects.requireNonNull(layout, "layout");
         this.allocator = new PageAllocator(layout.maxNumPages());
-        this.pool = device.allocate(layout.poolBytes());
+        this.host = HostPagePool.of(device, hostPages, layout.pageBytes());
+        try {
+            this.pool = device.allocate(layout.poolBytes());
+        } catch (RuntimeException e) {
+            host.close();
+            throw e;
+        }
     }
 
     public KvCacheLayout layout() {
@@ -100,7 +114,7 @@ public final class KvCache implements AutoCloseable {
      *                          and nothing at all for the others
      */
     public int appendTokens(String requestId, int n) {
-        PageList list = list(requestId);
+        PageList list = resident(requestId);
         if (n < 0) {
             throw new KvCacheException(INVALID_ARGUMENT, requestId, "cannot append " + n + " tokens");
         }
@@ -125,7 +139,7 @@ public final class KvCache implements AutoCloseable {
      * @return the pages freed
      */
     public int truncate(String requestId, int tokens) {
-        PageList list = list(requestId);
+        PageList list = resident(requestId);
         if (tokens < 0 || tokens > list.tokens) {
             throw new KvCacheException(POSITION_OUT_OF_RANGE, requestId, "cannot truncate " + list.tokens
                     + " token(s) to " + tokens);
@@ -144,7 +158,7 @@ public final class KvCache implements AutoCloseable {
     public boolean fitsInHeldPages(String requestId, int n) {
         checkOpen(requestId);
         PageList list = requests.get(requestId);
-        return list != null && layout.pagesFor((long) list.tokens + n) <= list.pageCount;
+        return list != null && list.hostPages == null && layout.pagesFor((long) list.tokens + n) <= list.pageCount;
     }
 
     /** Tokens reserved for the request. */
@@ -154,12 +168,12 @@ public final class KvCache implements AutoCloseable {
 
     /** The request's pages in position order (a copy): the page table a paged-attention kernel reads. */
     public int[] pages(String requestId) {
-        return list(requestId).view();
+        return resident(requestId).view();
     }
 
     /** Where token {@code position} of the request lives. */
     public KvSlot slot(String requestId, int position) {
-        PageList list = list(requestId);
+        PageList list = resident(requestId);
         if (position < 0 || position >= list.tokens) {
             throw new KvCacheException(POSITION_OUT_OF_RANGE, requestId, "position " + position
                     + " outside the " + list.tokens + " reserved token(s)");
@@ -181,7 +195,11 @@ public final class KvCache implements AutoCloseable {
         if (list == null) {
             throw new KvCacheException(UNKNOWN_REQUEST, requestId, "no page list (never added or released)");
         }
-        allocator.free(list.view(), requestId);
+        if (list.hostPages != null) {
+            host.free(list.hostPages, requestId);
+        } else {
+            allocator.free(list.view(), requestId);
+        }
         requests.remove(requestId);
         return list.pageCount;
     }
@@ -209,7 +227,100 @@ public final class KvCache implements AutoCloseable {
         }
         DeviceBuffer buffer = pool;
         pool = null;
-        device.free(buffer);
+        try {
+            device.free(buffer);
+        } finally {
+            host.close();
+        }
+    }
+
+    // ---------------------------------------------------------------- offload and reload
+
+    /** Whether the request's pages are in the host pool now. */
+    public boolean isOffloaded(String requestId) {
+        return list(requestId).hostPages != null;
+    }
+
+    /** Pages the request holds, on the device or offloaded. */
+    public int pageCount(String requestId) {
+        return list(requestId).pageCount;
+    }
+
+    /** Device pages free now. */
+    public int freePages() {
+        checkOpen(null);
+        return allocator.freePages();
+    }
+
+    /** Device pages {@code n} more tokens of the request take: its own back when offloaded, and any new ones. */
+    public int devicePagesNeeded(String requestId, int n) {
+        PageList list = list(requestId);
+        int total = layout.pagesFor((long) list.tokens + n);
+        return list.hostPages != null ? total : total - list.pageCount;
+    }
+
+    /**
+     * Moves the request's pages to the host pool: each page copied, then its device page freed. False, changing
+     * nothing, when the request holds no device page or the host pool has not room for all of them.
+     */
+    public boolean offload(String requestId) {
+        PageList list = list(requestId);
+        if (list.hostPages != null || list.pageCount == 0 || host.freePages() < list.pageCount) {
+            return false;
+        }
+        int[] taken = host.allocate(list.pageCount, requestId);
+        try {
+            for (int i = 0; i < list.pageCount; i++) {
+                device.copyToHost(pool, layout.byteOffset(list.pages[i], 0), host.page(taken[i]));
+            }
+        } catch (RuntimeException e) {
+            host.free(taken, requestId);
+            throw e;
+        }
+        allocator.free(list.view(), requestId);
+        list.hostPages = taken;
+        return true;
+    }
+
+    /**
+     * Brings an offloaded request's pages back, all or nothing: false, changing nothing, when the device has not
+     * room for all of them. Its pages are new device pages, so a page table taken before is stale.
+     */
+    public boolean reload(String requestId) {
+        PageList list = list(requestId);
+        if (list.hostPages == null) {
+            return false;
+        }
+        if (allocator.freePages() < list.pageCount) {
+            return false;
+        }
+        int[] fresh = allocator.allocate(list.pageCount, requestId);
+        try {
+            for (int i = 0; i < list.pageCount; i++) {
+                device.copyFromHost(host.page(list.hostPages[i]), pool, layout.byteOffset(fresh[i], 0));
+            }
+        } catch (RuntimeException e) {
+            allocator.free(fresh, requestId);
+            throw e;
+        }
+        host.free(list.hostPages, requestId);
+        list.hostPages = null;
+        System.arraycopy(fresh, 0, list.pages, 0, fresh.length);
+        return true;
+    }
+
+    /** The host pool's pages. */
+    public PageAllocatorStats hostStats() {
+        checkOpen(null);
+        return host.stats();
+    }
+
+    private PageList resident(String requestId) {
+        PageList list = list(requestId);
+        if (list.hostPages != null) {
+            throw new KvCacheException(INVALID_ARGUMENT, requestId, "its pages are offloaded: reload it first");
+        }
+        return list;
     }
 
     private PageList list(String requestId) {

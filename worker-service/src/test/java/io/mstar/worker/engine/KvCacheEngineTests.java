@@ -202,14 +202,14 @@ class KvCacheEngineTests extends ToyWorkers {
             assertThat(run.failure).as(r.id()).isNull();
             assertThat(run.firsts("out", 0)).as(r.id()).isEqualTo(r.expected()).hasSize(r.len() - r.prompt().length + 1);
         }
-        assertThat(conductor.runs.get("big").failure).contains("OUT_OF_PAGES");
+        assertThat(conductor.runs.get("big").failure).contains("can never fit", "has 10 pages");
         assertThat(conductor.runs.get("big").firsts("out", 0)).isEmpty();
 
         PageAllocatorStats stats = w0.loop.ask(s -> w0.kv.stats().get(MODEL + "/" + LM)).block(TIMEOUT);
         int pages = good.stream().mapToInt(Req::pages).sum();
         assertThat(stats.pagesAllocated()).as("pages taken").isEqualTo(pages);
         assertThat(stats.pagesFreed()).as("each freed once").isEqualTo(pages);
-        assertThat(stats.exhaustions()).isEqualTo(1);
+        assertThat(stats.exhaustions()).as("admission never asks for pages that are not free").isZero();
         assertThat(stats.freePages()).isEqualTo(MAX_PAGES);
         assertThat(w0.registry.get("mstar.worker.kv.pages").tags("node", LM, "state", "free").gauge().value())
                 .isEqualTo(MAX_PAGES);

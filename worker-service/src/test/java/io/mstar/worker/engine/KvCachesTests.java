@@ -22,6 +22,8 @@ import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeResult;
 import io.mstar.worker.kernel.Tensor;
 import io.mstar.worker.kv.PageAllocatorStats;
+import io.mstar.wire.OffloadDelta;
+import io.mstar.wire.WorkerErrorType;
 
 /** {@link KvCaches} on a real host device: reservation per call, the request that does not fit left out, release once. */
 class KvCachesTests {
@@ -55,23 +57,36 @@ class KvCachesTests {
     }
 
     NodeCall call(String id, int tokens) {
+        return call(id, tokens, 0);
+    }
+
+    NodeCall call(String id, int tokens, int maxTokens) {
         Tensor tok = Int32Tensors.write(device, new int[tokens]);
         inputs.add(tok);
-        return new NodeCall(id, Map.of("tok", tok), new CurrentForwardPassInfo(id, "w", false, 0, 5L, 10),
+        return new NodeCall(id, Map.of("tok", tok), new CurrentForwardPassInfo(id, "w", false, 0, 5L, maxTokens),
                 new NestedLoopIndices(List.of(), Map.of(), 0));
     }
 
-    /** What a step does with a KV node: reserve on the loop, run the calls that fit, one result per call. */
-    static List<NodeResult> forward(KvCaches caches, String model, String node, KvCacheKernel kernel, Device device,
+    /** The requests a step holds (never victims) in a test; none unless it adds some. */
+    final java.util.Set<String> busy = new java.util.HashSet<>();
+    /** The calls the last {@link #forward} deferred for pages. */
+    final List<String> deferred = new ArrayList<>();
+
+    /** What a step does with a KV node: reserve on the loop, run the calls admitted, one result per call. */
+    List<NodeResult> forward(KvCaches caches, String model, String node, KvCacheKernel kernel, Device device,
             List<NodeCall> calls) {
         int[] tokens = calls.stream().mapToInt(kernel::tokensToAppend).toArray();
         NodeResult[] results = new NodeResult[calls.size()];
-        List<KvStep> steps = caches.reserve(model, node, kernel, device, calls, tokens, results);
+        boolean[] waits = new boolean[calls.size()];
+        List<KvStep> steps = caches.reserve(model, node, kernel, device, calls, tokens, results, waits, busy::contains);
         List<NodeCall> run = new ArrayList<>();
         List<KvStep> kv = new ArrayList<>();
         List<Integer> at = new ArrayList<>();
+        deferred.clear();
         for (int i = 0; i < calls.size(); i++) {
-            if (results[i] == null) {
+            if (waits[i]) {
+                deferred.add(calls.get(i).requestId());
+            } else if (results[i] == null) {
                 run.add(calls.get(i));
                 kv.add(steps.get(i));
                 at.add(i);
@@ -83,7 +98,7 @@ class KvCachesTests {
                 results[at.get(j)] = out.get(j);
             }
         }
-        return List.of(results);
+        return java.util.Arrays.asList(results);
     }
 
     @Test
@@ -91,13 +106,17 @@ class KvCachesTests {
         Recording kernel = new Recording();
         forward(caches, "m", "lm", kernel, device, List.of(call("r1", 2))); // one full page of 2
         NodeResult[] refused = new NodeResult[1];
-        List<KvStep> next = caches.reserve("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1}, refused);
+        List<KvStep> next = caches.reserveInHeldPages("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1});
+        assertThat(next.get(0)).as("a speculated step takes no page").isNull();
+        next = caches.reserve("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1}, refused,
+                new boolean[1], busy::contains);
         assertThat(caches.stats().get("m/lm").pagesInUse()).isEqualTo(2);
 
         caches.rollback("m", "lm", next.get(0));
 
         assertThat(caches.stats().get("m/lm").pagesInUse()).isEqualTo(1);
-        List<KvStep> again = caches.reserve("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1}, refused);
+        List<KvStep> again = caches.reserve("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1}, refused,
+                new boolean[1], busy::contains);
         assertThat(again.get(0).firstPosition()).as("the taken-back position is reserved again").isEqualTo(2);
         caches.rollback("m", "lm", again.get(0));
         caches.rollback("m", "lm", again.get(0)); // a second rollback finds the sequence moved on: nothing changes
@@ -115,38 +134,55 @@ class KvCachesTests {
     }
 
     @Test
-    void aCallThatDoesNotFitFailsAloneAndIsNotRun() {
+    void aRequestThatCanNeverFitFailsAtOnceWithTheNumbersAndTheOthersRun() {
         Recording kernel = new Recording();
-        // 3 pages of 2 tokens: r1 takes 1, r2 would need 3, r3 takes 1
+        // 3 pages of 2 tokens: r2's 2 tokens plus max_tokens 5 need 4 pages, more than the pool has
         List<NodeResult> results = forward(caches, "m", "lm", kernel, device,
-                List.of(call("r1", 2), call("r2", 5), call("r3", 2)));
+                List.of(call("r1", 2), call("r2", 2, 5), call("r3", 2)));
 
-        assertThat(results).hasSize(3);
         assertThat(results.get(0).failed()).isFalse();
-        assertThat(results.get(1).failed()).isTrue();
-        assertThat(results.get(1).error()).contains("OUT_OF_PAGES");
+        assertThat(results.get(1).errorType()).isEqualTo(WorkerErrorType.KV_CAPACITY_EXCEEDED);
+        assertThat(results.get(1).error()).contains("7 KV positions", "4 pages of 2", "has 3 pages");
         assertThat(results.get(2).failed()).isFalse();
         assertThat(kernel.batches).containsExactly(List.of("r1", "r3"));
         assertThat(kernel.steps).extracting(KvStep::firstPosition, KvStep::count, KvStep::seed)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple(0, 2, 5L), org.assertj.core.groups.Tuple.tuple(0, 2, 5L));
         assertThat(kernel.steps.get(0).slots().get(1).page()).isNotEqualTo(kernel.steps.get(1).slots().get(0).page());
-
-        // the next step appends one position each: r1 needs its second page, r3 too, but only one is left
-        results = forward(caches, "m", "lm", kernel, device, List.of(call("r1", 1), call("r3", 1)));
-        assertThat(results.get(0).failed()).isFalse();
-        assertThat(results.get(1).failed()).isTrue();
-        assertThat(kernel.steps.get(2).firstPosition()).isEqualTo(2);
-        assertThat(registry.get("mstar.worker.kv.pages").tags("node", "lm", "state", "used").gauge().value()).isEqualTo(3);
-
-        for (String id : List.of("r1", "r2", "r3", "r1", "r3")) {
+        assertThat(caches.stats().get("m/lm").pagesAllocated()).as("r2 took no page").isEqualTo(2);
+        for (String id : List.of("r1", "r2", "r3", "r1")) {
             caches.release(id); // a second release finds nothing: never a double free
         }
-        PageAllocatorStats stats = caches.stats().get("m/lm");
-        assertThat(stats.pagesAllocated()).isEqualTo(3);
-        assertThat(stats.pagesFreed()).isEqualTo(3);
-        assertThat(stats.exhaustions()).isEqualTo(2);
+        assertThat(caches.stats().get("m/lm").pagesFreed()).isEqualTo(2);
+    }
+
+    @Test
+    void aCallShortOfPagesOffloadsTheLeastRecentlyRunAndWaitsWhenNoneCanGo() {
+        Recording kernel = new Recording();
+        forward(caches, "m", "lm", kernel, device, List.of(call("old", 2)));
+        forward(caches, "m", "lm", kernel, device, List.of(call("busy", 2)));
+        forward(caches, "m", "lm", kernel, device, List.of(call("new", 2))); // the pool is full
+        busy.add("busy");
+
+        // new's next token needs a page: old ran least recently and no step holds it
+        forward(caches, "m", "lm", kernel, device, List.of(call("new", 1)));
+        assertThat(deferred).isEmpty();
+        assertThat(caches.journal("m", "lm").moves()).containsExactly(new OffloadDelta.Move("old", true));
+        assertThat(registry.get(KvCaches.KV_PAGES).tags("node", "lm", "state", "offloaded").gauge().value()).isEqualTo(1);
+        assertThat(registry.get(KvCaches.KV_MOVES).tags("move", "offload").functionCounter().count()).isEqualTo(1);
+
+        // old comes back only when its page fits: new runs (admitted, never a victim of its own step) and busy is held
+        forward(caches, "m", "lm", kernel, device, List.of(call("new", 1), call("old", 1)));
+        assertThat(deferred).containsExactly("old");
+        caches.release("new");
+        forward(caches, "m", "lm", kernel, device, List.of(call("old", 1)));
+        assertThat(deferred).isEmpty();
+        assertThat(caches.journal("m", "lm").moves()).containsExactly(new OffloadDelta.Move("old", true),
+                new OffloadDelta.Move("old", false));
+        assertThat(kernel.steps.get(kernel.steps.size() - 1).firstPosition()).as("old went on where it was").isEqualTo(2);
+        assertThat(caches.hostStats().get("m/lm").pagesInUse()).isZero();
+        caches.release("old");
+        caches.release("busy");
         assertThat(caches.requestsHoldingPages()).isZero();
-        assertThat(registry.get("mstar.worker.kv.pages").tags("node", "lm", "state", "free").gauge().value()).isEqualTo(3);
     }
 
     @Test

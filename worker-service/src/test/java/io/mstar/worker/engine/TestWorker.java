@@ -73,7 +73,7 @@ final class TestWorker implements AutoCloseable {
         }
         EngineLoop[] self = new EngineLoop[1];
         this.meters = new EngineMeters(registry, () -> self[0].snapshot());
-        this.kv = new KvCaches(kvCaches, registry);
+        this.kv = new KvCaches(kvCaches, registry, engine.kvHostPoolFactor());
         Outbox outbox = broker.outboxOf(id);
         // The inbox is never positioned: no SetupDone, the conductor here is the test.
         self[0] = new EngineLoop(id, Duration.ofSeconds(2), outbox, new InboxPosition(), new SetupDoneAcks(),
@@ -99,14 +99,15 @@ final class TestWorker implements AutoCloseable {
         return data.device().stats().bytesInUse();
     }
 
-    /** This worker's KV pools: bytes taken, requests holding pages, pages in use. */
-    record KvState(long poolBytes, int requests, int pagesInUse) {
+    /** This worker's KV pools: bytes taken, requests holding pages, pages in use on the device and in host pools. */
+    record KvState(long poolBytes, int requests, int pagesInUse, int hostPagesInUse) {
     }
 
     /** The KV pools now, taken on the loop, which owns them. */
     KvState kvState() {
         return loop.ask(st -> new KvState(kv.poolBytes(), kv.requestsHoldingPages(),
-                kv.stats().values().stream().mapToInt(p -> p.pagesInUse()).sum())).block(Duration.ofSeconds(5));
+                kv.stats().values().stream().mapToInt(p -> p.pagesInUse()).sum(),
+                kv.hostStats().values().stream().mapToInt(p -> p.pagesInUse()).sum())).block(Duration.ofSeconds(5));
     }
 
     /**
@@ -114,10 +115,13 @@ final class TestWorker implements AutoCloseable {
      * shutdown, so a test can count their bytes as baseline.
      */
     KvState assertNoKvPagesHeld() {
-        KvState state = kvState();
-        assertThat(state.requests()).as("%s requests holding KV pages", id).isZero();
-        assertThat(state.pagesInUse()).as("%s KV pages in use", id).isZero();
-        return state;
+        return settled(() -> {
+            KvState state = kvState();
+            assertThat(state.requests()).as("%s requests holding KV pages", id).isZero();
+            assertThat(state.pagesInUse()).as("%s KV pages in use", id).isZero();
+            assertThat(state.hostPagesInUse()).as("%s KV pages in host pools", id).isZero();
+            return state;
+        });
     }
 
     /**
@@ -126,15 +130,40 @@ final class TestWorker implements AutoCloseable {
      * it checked, for a test that asserts more of it.
      */
     EngineSnapshot assertAtBaseline(long deviceBytes) {
-        EngineSnapshot s = snapshot();
-        Baseline.of(id.value())
-                .zero("requests", s.requests())
-                .zero("live tensors", s.tensors().liveTensors())
-                .zero("reads in flight", s.readsInFlight())
-                .equal("device bytes (what outlives requests is the baseline)", deviceBytes(), deviceBytes)
-                .zero("arena slots", data.arenaOccupancy().liveSlots())
-                .check();
-        return s;
+        return settled(() -> {
+            EngineSnapshot s = snapshot();
+            Baseline.of(id.value())
+                    .zero("requests", s.requests())
+                    .zero("live tensors", s.tensors().liveTensors())
+                    .zero("reads in flight", s.readsInFlight())
+                    .equal("device bytes (what outlives requests is the baseline)", deviceBytes(), deviceBytes)
+                    .zero("arena slots", data.arenaOccupancy().liveSlots())
+                    .check();
+            return s;
+        });
+    }
+
+    /**
+     * {@code check}'s answer once it passes, within 5 s: a removal that landed while its request was in a step on the
+     * device completes with that step, a moment after the conductor sent it.
+     */
+    private static <T> T settled(Supplier<T> check) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (true) {
+            try {
+                return check.get();
+            } catch (AssertionError e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(2);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
     }
 
     /** The kv_cache settings of each model of {@code deployment} that has one, as the constructors take them. */

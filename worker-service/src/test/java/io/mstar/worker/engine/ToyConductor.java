@@ -76,6 +76,11 @@ final class ToyConductor {
     private final TestConductor data;
     private final List<WorkerGraph> graphs;
     private final Map<Integer, List<String>> placement = new LinkedHashMap<>();
+    /**
+     * Every pass's max_tokens. The test models stop on their own step metadata and ignore it; a KV node's admission
+     * reads it as the bound on a request's growth, so it is kept small enough for the tests' pools.
+     */
+    static final int MAX_TOKENS = 4;
     final Map<String, Run> runs = new LinkedHashMap<>();
     private final TestConductorLoop<Run> loop;
 
@@ -112,7 +117,7 @@ final class ToyConductor {
     }
 
     private CurrentForwardPassInfo info(Run run, Pass pass) {
-        return new CurrentForwardPassInfo(run.id, pass.walk(), false, run.fwd, pass.seed(), 1000, pass.sampling(),
+        return new CurrentForwardPassInfo(run.id, pass.walk(), false, run.fwd, pass.seed(), MAX_TOKENS, pass.sampling(),
                 pass.stepMetadata(), null, CurrentForwardPassInfo.DEFAULT_PARTITION, null, null);
     }
 

@@ -346,23 +346,6 @@ public final class KvCaches implements AutoCloseable {
         return c == null ? null : c.moves.journal();
     }
 
-    /** Replays another rank's moves on the node's cache ({@link KvMoves#replay}); answers the moves applied. */
-    int replay(String model, String node, OffloadDelta delta) {
-        NodeCache c = caches.get(model + "/" + node);
-        if (c == null) {
-            return 0;
-        }
-        try {
-            int applied = c.moves.replay(delta);
-            if (applied > 0) {
-                pagesFreedEvents++;
-            }
-            return applied;
-        } finally {
-            c.publish();
-        }
-    }
-
     /** Page stats by {@code model/node}; on the engine loop only. */
     public Map<String, PageAllocatorStats> stats() {
         Map<String, PageAllocatorStats> stats = new LinkedHashMap<>();

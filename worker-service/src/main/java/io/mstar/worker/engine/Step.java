@@ -75,16 +75,7 @@ final class Step {
 
     /** Whether call {@code i} of this (completed) step goes on in the speculated step that ran after it. */
     boolean continuesInNext(int i) {
-        if (next == null || next.voided) {
-            return false;
-        }
-        for (int j = 0; j < next.items.size(); j++) {
-            Continuation c = next.continues[j];
-            if (c != null && c.fromCall() == i) {
-                return !next.dropped[j];
-            }
-        }
-        return false;
+        return continuationOf(i) != null;
     }
 
     /** The continuation of the speculated step's call that goes on from this step's call {@code i}, or null. */

@@ -160,11 +160,6 @@ final class StepPipeline {
         }
     }
 
-    /** Requests waiting for KV pages now (a gauge). */
-    int waitingForPages() {
-        return waiting.size();
-    }
-
     /** Whether a turn now could start a step: no step runs and a batch is ready. */
     boolean wantsTurn() {
         return running == null && scheduler.queued() > 0;

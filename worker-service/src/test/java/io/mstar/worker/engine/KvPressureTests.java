@@ -8,7 +8,6 @@ import java.util.Random;
 
 import org.junit.jupiter.api.Test;
 
-import io.mstar.graph.ModelGraph;
 import io.mstar.request.SamplingConfig;
 import io.mstar.testing.Seeds;
 import io.mstar.worker.kernel.ModelKernels;
@@ -19,17 +18,7 @@ import io.mstar.worker.kernel.ModelKernels;
  * every request completes with exactly the tokens the model predicts for it alone; afterwards every page, on the
  * device and in the host pool, is free.
  */
-class KvPressureTests extends ToyWorkers {
-
-    @Override
-    ModelGraph graph() {
-        return KvCacheEngineTests.toyLm();
-    }
-
-    @Override
-    String deploymentYaml() {
-        return KvCacheEngineTests.toyLmDeployment();
-    }
+class KvPressureTests extends ToyLmWorkers {
 
     @Override
     ModelKernels kernels() {

@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 
-import io.mstar.graph.ModelGraph;
 import io.mstar.graph.NestedLoopIndices;
 import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.device.Device;
@@ -37,7 +36,7 @@ import io.mstar.worker.kernel.NodeResult;
  * speculated: an abort (drain, then removal), a {@code StopLoops}, a per-request failure, or a whole step throwing.
  * After each round every tensor was freed exactly once, the KV pages are all free and both workers are at baseline.
  */
-class SpeculationRandomizedTests extends ToyWorkers {
+class SpeculationRandomizedTests extends ToyLmWorkers {
 
     static final String MODEL = KvCacheEngineTests.MODEL;
     static final String LM = KvCacheEngineTests.LM;
@@ -57,16 +56,6 @@ class SpeculationRandomizedTests extends ToyWorkers {
     /** A step waits here while the test holds it (the long-step test); null lets every step through. */
     volatile CountDownLatch hold;
     final AtomicBoolean holding = new AtomicBoolean();
-
-    @Override
-    ModelGraph graph() {
-        return KvCacheEngineTests.toyLm();
-    }
-
-    @Override
-    String deploymentYaml() {
-        return KvCacheEngineTests.toyLmDeployment();
-    }
 
     @Override
     EngineProperties engineSettings() {

@@ -1,6 +1,9 @@
 # A worker: CUDA runtime base (the driver comes from the node), a JRE on top.
 # Build from the repository root after `mvn -DskipTests package`:
 #   docker build -f docker/worker.Dockerfile -t mstar/worker .
+# The CUDA 13 runtime image carries the shared libraries the worker's JNI bindings load from the system's library
+# folders: libcudart.so.13, libcublas.so.13 and libcublasLt.so.13 (cuBLAS, through the JavaCPP CUDA presets: minilm-embed's
+# products) and libnccl.so.2 (tensor-parallel collectives). JCuda's driver binding needs only the node's libcuda.so.1.
 FROM nvidia/cuda:13.0.0-runtime-ubuntu24.04
 
 RUN apt-get update \

@@ -3,11 +3,12 @@
 The weights are read from the ONNX file's initializers with the `onnx` package and mapped exactly as the Java
 reader maps them (named biases and LayerNorms; the anonymous MatMul weights by the MatMul output they produce,
 already [in, out]). The batch is the one io.mstar.bench.minilm.MiniLmThroughput builds:
-[CLS], 1000 + (b * 131 + t * 17) % 20000 ..., [SEP]. FP32 throughout (TF32 off, as the Java kernels use plain
-FP32 FMA), eager ops, timed with CUDA events after warm-up.
+[CLS], 1000 + (b * 131 + t * 17) % 20000 ..., [SEP]. FP32 with TF32 off (the Java side's FP32 products),
+or everything in BF16 (--dtype bf16); eager ops, or the forward pass captured once in a CUDA graph and replayed
+(--mode graph, the ids copied into the captured input first). Timed with CUDA events after warm-up.
 
     python3 benchmarks/python/minilm_torch.py --onnx all-minilm-l6-v2.onnx [--iterations 50] [--batch 32]
-        [--tokens 128] [--device cuda]
+        [--tokens 128] [--device cuda] [--mode eager|graph] [--dtype fp32|bf16]
 """
 import argparse
 import math
@@ -20,7 +21,7 @@ from onnx import numpy_helper
 HIDDEN, LAYERS, HEADS, EPS = 384, 6, 12, 1e-12
 
 
-def load(path, device):
+def load(path, device, dtype):
     model = onnx.load(path)
     init = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()) for t in model.graph.initializer}
     matmul = {}
@@ -48,7 +49,7 @@ def load(path, device):
             return {k: move(v) for k, v in x.items()}
         if isinstance(x, list):
             return [move(v) for v in x]
-        return x.to(device=device, dtype=torch.float32)
+        return x.to(device=device, dtype=dtype)
     return move(w)
 
 
@@ -90,18 +91,40 @@ def main():
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--mode", choices=["eager", "graph"], default="eager")
+    ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device(a.device)
-    w = load(a.onnx, dev)
+    dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float32
+    w = load(a.onnx, dev, dtype)
     ids_host = batch(a.batch, a.tokens)
     with torch.inference_mode():
-        def step():
-            # same work as the Java call: ids up, forward, pooled embeddings back
-            ids = ids_host.to(dev)
-            mask = torch.ones_like(ids)
-            return forward(w, ids, mask).cpu()
+        if a.mode == "graph":
+            # captured once on the device's ids; each step copies the batch's ids in, replays, reads the result
+            static_ids = ids_host.to(dev)
+            static_mask = torch.ones_like(static_ids)
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    forward(w, static_ids, static_mask)
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                static_out = forward(w, static_ids, static_mask)
+
+            def step():
+                static_ids.copy_(ids_host)
+                graph.replay()
+                return static_out.float().cpu()
+        else:
+            def step():
+                # same work as the Java call: ids up, forward, pooled embeddings back
+                ids = ids_host.to(dev)
+                mask = torch.ones_like(ids)
+                return forward(w, ids, mask).float().cpu()
         out = None
         for _ in range(a.warmup):
             out = step()
@@ -120,9 +143,9 @@ def main():
             for _ in range(a.iterations):
                 out = step()
             ms = (time.perf_counter() - t0) * 1000 / a.iterations
-    print(f"minilm-embed torch/{dev.type}: batch {a.batch} x {a.tokens} tokens, {a.iterations} iterations: "
-          f"{ms:.3f} ms/batch, {a.batch * 1000 / ms:.1f} sentences/s")
-    print("first embedding[0:4] =", [round(float(v), 6) for v in out[0, :4]])
+    print(f"minilm-embed torch/{dev.type} {a.dtype} {a.mode}: batch {a.batch} x {a.tokens} tokens, "
+          f"{a.iterations} iterations: {ms:.3f} ms/batch, {a.batch * 1000 / ms:.1f} sentences/s; "
+          f"first embedding[0:4] = {[round(float(v), 6) for v in out[0, :4]]}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,16 @@
 // need two dimensions decode blockIdx.x themselves. Activations are token-major [rows, width] float32, rows =
 // batch * length of a right-padded batch whose lengths[b] say which rows are real.
 
+#include <cuda_bf16.h>
+
 typedef unsigned long long u64;
+
+// Writes v to out16[i] as BF16 when the caller asked for a BF16 copy (the next product's operand), else nothing.
+__device__ __forceinline__ void storeBf16(u64 out16Ptr, u64 i, float v) {
+    if (out16Ptr) {
+        reinterpret_cast<__nv_bfloat16 *>(out16Ptr)[i] = __float2bfloat16_rn(v);
+    }
+}
 
 __device__ __forceinline__ float bitsToFloat(u64 bits) {
     return __int_as_float((int)(unsigned int)bits);
@@ -109,6 +118,48 @@ extern "C" __global__ void __launch_bounds__(256) minilm_gemm_bias(u64 aPtr, u64
     }
 }
 
+__device__ __forceinline__ float biasGelu(float v, float bias, u64 gelu) {
+    v += bias;
+    return gelu ? 0.5f * v * (1.f + erff(v * 0.70710678118654752f)) : v;
+}
+
+// The epilogue of a cuBLAS product: out[r, c] += bias[c], then GELU when asked, in place; a BF16 copy too when
+// out16 is not 0. Same arithmetic as minilm_gemm_bias's epilogue. rows * n < 2^31, so indices are 32-bit; when n
+// is a multiple of 4 each thread takes four neighbours at a time (this pass is bound by memory, not arithmetic).
+extern "C" __global__ void minilm_bias_act(u64 outPtr, u64 biasPtr, u64 rows, u64 nArg, u64 gelu, u64 out16Ptr) {
+    unsigned n = (unsigned)nArg;
+    unsigned step = gridDim.x * blockDim.x;
+    if (n % 4 != 0) {
+        float *out = reinterpret_cast<float *>(outPtr);
+        const float *bias = reinterpret_cast<const float *>(biasPtr);
+        unsigned total = (unsigned)rows * n;
+        for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
+            float v = biasGelu(out[i], bias[i % n], gelu);
+            out[i] = v;
+            storeBf16(out16Ptr, i, v);
+        }
+        return;
+    }
+    float4 *out = reinterpret_cast<float4 *>(outPtr);
+    const float4 *bias = reinterpret_cast<const float4 *>(biasPtr);
+    unsigned quads = n / 4;
+    unsigned total = (unsigned)rows * quads;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
+        float4 v = out[i];
+        float4 b = bias[i % quads];
+        v.x = biasGelu(v.x, b.x, gelu);
+        v.y = biasGelu(v.y, b.y, gelu);
+        v.z = biasGelu(v.z, b.z, gelu);
+        v.w = biasGelu(v.w, b.w, gelu);
+        out[i] = v;
+        if (out16Ptr) {
+            __nv_bfloat162 *o = reinterpret_cast<__nv_bfloat162 *>(out16Ptr) + 2 * (u64)i;
+            o[0] = __floats2bfloat162_rn(v.x, v.y);
+            o[1] = __floats2bfloat162_rn(v.z, v.w);
+        }
+    }
+}
+
 // Sum of v over the block (blockDim a multiple of 32, at most 1024); every thread gets the result.
 __device__ float blockSum(float v, float *scratch) {
     for (int o = 16; o > 0; o >>= 1) {
@@ -129,9 +180,10 @@ __device__ float blockSum(float v, float *scratch) {
 }
 
 // out[r] = LayerNorm(x[r] + residual[r]) * gamma + beta; one block per row, width <= 1024. residual may be 0;
-// out may be x or residual (each row is read into shared memory before it is written).
+// out may be x or residual (each row is read into shared memory before it is written); a BF16 copy of out too
+// when out16 is not 0.
 extern "C" __global__ void minilm_add_layer_norm(u64 xPtr, u64 residualPtr, u64 gammaPtr, u64 betaPtr, u64 outPtr,
-                                                 u64 width, u64 epsBits) {
+                                                 u64 width, u64 epsBits, u64 out16Ptr) {
     __shared__ float row[1024];
     __shared__ float scratch[32];
     const float *x = reinterpret_cast<const float *>(xPtr);
@@ -156,75 +208,148 @@ extern "C" __global__ void minilm_add_layer_norm(u64 xPtr, u64 residualPtr, u64 
     var = blockSum(var, scratch) / w;
     float inv = rsqrtf(var + bitsToFloat(epsBits));
     for (int c = threadIdx.x; c < w; c += blockDim.x) {
-        out[base + c] = (row[c] - mean) * inv * gamma[c] + beta[c];
+        float v = (row[c] - mean) * inv * gamma[c] + beta[c];
+        out[base + c] = v;
+        storeBf16(out16Ptr, base + c, v);
     }
 }
 
 // Multi-head self-attention over qkv [rows, 3 * hidden] (query | key | value, heads slices of headDim each) into
-// out [rows, hidden]: softmax(q k^T / sqrt(headDim)) v over the sentence's real tokens only. One warp per query
-// row, 4 warps per block; block b covers rows 4 * (b % qBlocks) .. of head (b / qBlocks) % heads of sentence
-// b / (qBlocks * heads). length <= 512.
+// out [rows, hidden]: softmax(q k^T / sqrt(headDim)) v over the sentence's real tokens only, and a BF16 copy when
+// out16 is not 0. One block per 16 query rows of one head of one sentence (4 warps of 4 rows); the keys and values
+// pass through shared memory in coalesced tiles of 32, each folded into a running max and sum (online softmax), so
+// any length takes the same shared memory. Lane j scores key j of a tile for the warp's 4 rows at once, and lane d
+// accumulates column d of all 4 rows, so each shared-memory read feeds 4 FMAs. headDim is a multiple of 4, at most
+// 128. Block b covers query rows 16 * (b % qBlocks) .. of head (b / qBlocks) % heads of sentence b / (qBlocks * heads).
 #define ATT_WARPS 4
-#define ATT_MAXLEN 512
+#define ATT_ROWS 4
+#define ATT_TILE 32
+#define ATT_MAXDIM 128
+#define ATT_COLS (ATT_MAXDIM / 32)
 extern "C" __global__ void __launch_bounds__(128) minilm_attention(u64 qkvPtr, u64 lengthsPtr, u64 lengthArg,
                                                                   u64 headsArg, u64 headDimArg, u64 scaleBits,
-                                                                  u64 outPtr) {
-    __shared__ float scores[ATT_WARPS][ATT_MAXLEN];
-    __shared__ float query[ATT_WARPS][128];
+                                                                  u64 outPtr, u64 out16Ptr) {
+    // +4: lane j reads row j as float4s, so the 8 lanes of each quarter-warp phase start in different banks
+    __shared__ __align__(16) float keys[ATT_TILE][ATT_MAXDIM + 4];
+    __shared__ __align__(16) float values[ATT_TILE][ATT_MAXDIM];
+    __shared__ __align__(16) float queries[ATT_WARPS][ATT_ROWS][ATT_MAXDIM];
     const float *qkv = reinterpret_cast<const float *>(qkvPtr);
     const int *lengths = reinterpret_cast<const int *>(lengthsPtr);
     float *out = reinterpret_cast<float *>(outPtr);
     int length = (int)lengthArg, heads = (int)headsArg, headDim = (int)headDimArg;
     int hidden = heads * headDim;
     int stride = 3 * hidden;
+    int quads = headDim / 4;
     float scale = bitsToFloat(scaleBits);
-    int qBlocks = (length + ATT_WARPS - 1) / ATT_WARPS;
+    int qBlocks = (length + ATT_WARPS * ATT_ROWS - 1) / (ATT_WARPS * ATT_ROWS);
     int b = blockIdx.x / (qBlocks * heads);
     int h = (blockIdx.x / qBlocks) % heads;
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    int i = (blockIdx.x % qBlocks) * ATT_WARPS + warp;
-    if (i >= length) {
-        return;  // whole warp leaves together; no block-wide barrier follows
-    }
+    int firstRow = (blockIdx.x % qBlocks) * ATT_WARPS * ATT_ROWS + warp * ATT_ROWS;
     int len = lengths[b];
     u64 rowBase = (u64)b * length;
-    const float *q = qkv + (rowBase + i) * stride + h * headDim;
-    for (int d = lane; d < headDim; d += 32) {
-        query[warp][d] = q[d];
-    }
-    __syncwarp();
-    float max = -INFINITY;
-    for (int j = lane; j < len; j += 32) {
-        const float *kr = qkv + (rowBase + j) * stride + hidden + h * headDim;
-        float s = 0.f;
-        for (int d = 0; d < headDim; d++) {
-            s = fmaf(query[warp][d], kr[d], s);
+#pragma unroll
+    for (int r = 0; r < ATT_ROWS; r++) {
+        int i = firstRow + r;
+        for (int d = lane; d < headDim; d += 32) {
+            queries[warp][r][d] = i < length ? qkv[(rowBase + i) * stride + h * headDim + d] * scale : 0.f;
         }
-        s *= scale;
-        scores[warp][j] = s;
-        max = fmaxf(max, s);
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        max = fmaxf(max, __shfl_xor_sync(0xffffffffu, max, o));
-    }
-    float sum = 0.f;
-    for (int j = lane; j < len; j += 32) {
-        float p = __expf(scores[warp][j] - max);
-        scores[warp][j] = p;
-        sum += p;
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    }
-    __syncwarp();
-    float inv = 1.f / sum;
-    for (int d = lane; d < headDim; d += 32) {
-        float acc = 0.f;
-        const float *v = qkv + rowBase * stride + 2 * hidden + h * headDim + d;
-        for (int j = 0; j < len; j++) {
-            acc = fmaf(scores[warp][j], v[(u64)j * stride], acc);
+    float max[ATT_ROWS], sum[ATT_ROWS], acc[ATT_ROWS][ATT_COLS];
+#pragma unroll
+    for (int r = 0; r < ATT_ROWS; r++) {
+        max[r] = -INFINITY;
+        sum[r] = 0.f;
+#pragma unroll
+        for (int c = 0; c < ATT_COLS; c++) {
+            acc[r][c] = 0.f;
         }
-        out[(rowBase + i) * hidden + h * headDim + d] = acc * inv;
+    }
+    // rows past the sentence's end run along (every thread takes part in the barriers) and are not written
+    for (int j0 = 0; j0 < len; j0 += ATT_TILE) {
+        __syncthreads();  // the previous tile is consumed; the first time, the queries are in place
+        for (int e = threadIdx.x; e < ATT_TILE * quads; e += blockDim.x) {
+            int j = e / quads, d = 4 * (e % quads);
+            float4 k = make_float4(0.f, 0.f, 0.f, 0.f), v = k;
+            if (j0 + j < len) {
+                const float *kv = qkv + (rowBase + j0 + j) * stride + hidden + h * headDim + d;
+                k = *reinterpret_cast<const float4 *>(kv);
+                v = *reinterpret_cast<const float4 *>(kv + hidden);
+            }
+            *reinterpret_cast<float4 *>(&keys[j][d]) = k;
+            *reinterpret_cast<float4 *>(&values[j][d]) = v;
+        }
+        __syncthreads();
+        bool real = j0 + lane < len;
+        float s[ATT_ROWS];
+#pragma unroll
+        for (int r = 0; r < ATT_ROWS; r++) {
+            s[r] = 0.f;
+        }
+        for (int d = 0; d < headDim; d += 4) {
+            float4 k = *reinterpret_cast<const float4 *>(&keys[lane][d]);
+#pragma unroll
+            for (int r = 0; r < ATT_ROWS; r++) {
+                float4 q = *reinterpret_cast<const float4 *>(&queries[warp][r][d]);
+                s[r] = fmaf(q.x, k.x, fmaf(q.y, k.y, fmaf(q.z, k.z, fmaf(q.w, k.w, s[r]))));
+            }
+        }
+        float p[ATT_ROWS];
+#pragma unroll
+        for (int r = 0; r < ATT_ROWS; r++) {
+            float score = real ? s[r] : -INFINITY;
+            float tileMax = score;
+            for (int o = 16; o > 0; o >>= 1) {
+                tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, o));
+            }
+            float next = fmaxf(max[r], tileMax);  // finite: key j0 is real
+            p[r] = real ? __expf(score - next) : 0.f;
+            float rescale = __expf(max[r] - next);
+            float tileSum = p[r];
+            for (int o = 16; o > 0; o >>= 1) {
+                tileSum += __shfl_xor_sync(0xffffffffu, tileSum, o);
+            }
+            sum[r] = sum[r] * rescale + tileSum;
+            max[r] = next;
+#pragma unroll
+            for (int c = 0; c < ATT_COLS; c++) {
+                acc[r][c] *= rescale;
+            }
+        }
+        for (int j = 0; j < ATT_TILE; j++) {
+            float pj[ATT_ROWS];
+#pragma unroll
+            for (int r = 0; r < ATT_ROWS; r++) {
+                pj[r] = __shfl_sync(0xffffffffu, p[r], j);
+            }
+#pragma unroll
+            for (int c = 0; c < ATT_COLS; c++) {
+                int d = lane + 32 * c;
+                if (d < headDim) {
+                    float v = values[j][d];
+#pragma unroll
+                    for (int r = 0; r < ATT_ROWS; r++) {
+                        acc[r][c] = fmaf(pj[r], v, acc[r][c]);
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < ATT_ROWS; r++) {
+        int i = firstRow + r;
+        if (i < length) {
+            float inv = 1.f / sum[r];
+#pragma unroll
+            for (int c = 0; c < ATT_COLS; c++) {
+                int d = lane + 32 * c;
+                if (d < headDim) {
+                    u64 at = (rowBase + i) * hidden + h * headDim + d;
+                    out[at] = acc[r][c] * inv;
+                    storeBf16(out16Ptr, at, acc[r][c] * inv);
+                }
+            }
+        }
     }
 }
 

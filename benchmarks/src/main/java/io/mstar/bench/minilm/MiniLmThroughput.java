@@ -7,8 +7,10 @@ import java.util.Locale;
 
 import io.mstar.bench.DriverLogging;
 import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.tensor.device.cuda.GemmPrecision;
 import io.mstar.worker.kernel.minilm.MiniLmCudaEncoder;
 import io.mstar.worker.kernel.minilm.MiniLmCudaKernels;
+import io.mstar.worker.kernel.minilm.MiniLmCudaSettings;
 import io.mstar.worker.kernel.minilm.MiniLmEncoder;
 import io.mstar.worker.kernel.minilm.MiniLmHostEncoder;
 import io.mstar.worker.kernel.minilm.MiniLmWeights;
@@ -21,7 +23,10 @@ import io.mstar.worker.kernel.minilm.MiniLmWeights;
  * embedding to compare with PyTorch's.
  *
  * <pre>java -Dmstar.minilm.onnx=all-minilm-l6-v2.onnx -cp ... io.mstar.bench.minilm.MiniLmThroughput \
- *     [auto|host|cuda] [iterations=50] [batch=32] [tokens=128] [warmup=5] [--verbose]</pre>
+ *     [auto|host|cuda] [iterations=50] [batch=32] [tokens=128] [warmup=5] [--precision fp32,tf32,bf16]
+ *     [--graphs on,off] [--batches 1,32] [--verbose]</pre>
+ *
+ * On CUDA it runs every combination of the listed precisions, graph modes and batch sizes, loading the weights once.
  *
  * Weights: {@code -Dmstar.minilm.onnx=PATH}, else the langchain4j artifact on the class path.
  */
@@ -47,39 +52,73 @@ public final class MiniLmThroughput {
 
     public static void main(String[] args) {
         args = DriverLogging.configure(args);
-        String device = args.length > 0 ? args[0] : "auto";
-        int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 50;
-        int sentences = args.length > 2 ? Integer.parseInt(args[2]) : 32;
-        int tokens = args.length > 3 ? Integer.parseInt(args[3]) : 128;
-        int warmup = args.length > 4 ? Integer.parseInt(args[4]) : 5;
+        List<String> positional = new ArrayList<>();
+        List<GemmPrecision> precisions = List.of(GemmPrecision.FP32);
+        List<Boolean> graphs = List.of(true);
+        List<Integer> batches = null;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--precision" -> precisions = Arrays.stream(args[++i].split(","))
+                        .map(v -> GemmPrecision.valueOf(v.toUpperCase(Locale.ROOT))).toList();
+                case "--graphs" -> graphs = Arrays.stream(args[++i].split(",")).map("on"::equals).toList();
+                case "--batches" -> batches = Arrays.stream(args[++i].split(",")).map(Integer::valueOf).toList();
+                default -> positional.add(args[i]);
+            }
+        }
+        String device = positional.size() > 0 ? positional.get(0) : "auto";
+        int iterations = positional.size() > 1 ? Integer.parseInt(positional.get(1)) : 50;
+        int sentences = positional.size() > 2 ? Integer.parseInt(positional.get(2)) : 32;
+        int tokens = positional.size() > 3 ? Integer.parseInt(positional.get(3)) : 128;
+        int warmup = positional.size() > 4 ? Integer.parseInt(positional.get(4)) : 5;
+        if (batches == null) {
+            batches = List.of(sentences);
+        }
         if (device.equals("auto")) {
             device = CudaDevice.deviceCount() > 0 && MiniLmCudaKernels.available() ? "cuda" : "host";
         }
         long loadStart = System.nanoTime();
         MiniLmWeights weights = MiniLmWeights.fromSystemPropertyOrClasspath();
         System.out.printf(Locale.ROOT, "weights loaded in %.0f ms%n", (System.nanoTime() - loadStart) / 1e6);
-        List<int[]> batch = batch(sentences, tokens);
-        CudaDevice cuda = device.equals("cuda") ? new CudaDevice(0) : null;
-        try (MiniLmEncoder encoder = cuda != null ? new MiniLmCudaEncoder(new MiniLmCudaKernels(cuda), weights)
-                : new MiniLmHostEncoder(weights)) {
-            float[][] out = null;
-            for (int i = 0; i < warmup; i++) {
-                out = encoder.encode(batch);
+        if (!device.equals("cuda")) {
+            try (MiniLmEncoder encoder = new MiniLmHostEncoder(weights)) {
+                for (int b : batches) {
+                    run(encoder, "java/host", b, tokens, iterations, warmup);
+                }
             }
-            long start = System.nanoTime();
-            for (int i = 0; i < iterations; i++) {
-                out = encoder.encode(batch);
-            }
-            double seconds = (System.nanoTime() - start) / 1e9;
-            double msPerBatch = seconds * 1000 / iterations;
-            System.out.printf(Locale.ROOT, "minilm-embed java/%s: batch %d x %d tokens, %d iterations: %.3f ms/batch, "
-                    + "%.1f sentences/s%n", device, sentences, tokens, iterations, msPerBatch,
-                    sentences * iterations / seconds);
-            System.out.println("first embedding[0:4] = " + Arrays.toString(Arrays.copyOf(out[0], 4)));
-        } finally {
-            if (cuda != null) {
-                cuda.close();
+            return;
+        }
+        try (CudaDevice cuda = new CudaDevice(0)) {
+            MiniLmCudaKernels kernels = new MiniLmCudaKernels(cuda);
+            System.out.println("products on " + (kernels.usesCublas() ? "cuBLAS" : "the hand-written SGEMM"));
+            for (GemmPrecision precision : precisions) {
+                for (boolean graphed : graphs) {
+                    try (MiniLmCudaEncoder encoder = new MiniLmCudaEncoder(kernels, weights,
+                            new MiniLmCudaSettings(precision, graphed))) {
+                        for (int b : batches) {
+                            run(encoder, "java/cuda " + precision + (graphed ? " graphs" : " eager"), b, tokens,
+                                    iterations, warmup);
+                        }
+                    }
+                }
             }
         }
+    }
+
+    private static void run(MiniLmEncoder encoder, String label, int sentences, int tokens, int iterations,
+            int warmup) {
+        List<int[]> batch = batch(sentences, tokens);
+        float[][] out = null;
+        for (int i = 0; i < warmup; i++) {
+            out = encoder.encode(batch);
+        }
+        long start = System.nanoTime();
+        for (int i = 0; i < iterations; i++) {
+            out = encoder.encode(batch);
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        double msPerBatch = seconds * 1000 / iterations;
+        System.out.printf(Locale.ROOT, "minilm-embed %s: batch %d x %d tokens, %d iterations: %.3f ms/batch, "
+                + "%.1f sentences/s; first embedding[0:4] = %s%n", label, sentences, tokens, iterations, msPerBatch,
+                sentences * iterations / seconds, Arrays.toString(Arrays.copyOf(out[0], 4)));
     }
 }

@@ -39,11 +39,12 @@ class EngineConfiguration {
      * Closed before the data plane (it depends on it), so weights leave the device before the device closes.
      */
     @Bean(destroyMethod = "close")
-    KernelCatalog kernelCatalog(WorkerDataPlane data, DeploymentConfig config, ControlIdentity identity) {
+    KernelCatalog kernelCatalog(WorkerDataPlane data, DeploymentConfig config, ControlIdentity identity,
+            MiniLmProperties minilm) {
         List<ModelKernels> models = new ArrayList<>();
         models.add(WorkerDevices.counterKernels(data.device()));
         models.add(ToyTtsKernels.forDevice(data.device()));
-        WorkerDevices.miniLmKernels(data.device(), config, identity.self()).ifPresent(models::add);
+        WorkerDevices.miniLmKernels(data.device(), config, identity.self(), minilm.cuda()).ifPresent(models::add);
         return new KernelCatalog(models);
     }
 

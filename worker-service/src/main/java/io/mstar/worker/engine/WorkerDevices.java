@@ -18,6 +18,7 @@ import io.mstar.worker.kernel.counter.CounterHostKernels;
 import io.mstar.worker.kernel.cuda.CounterCudaKernels;
 import io.mstar.worker.kernel.cuda.CounterCudaNodeKernels;
 import io.mstar.worker.kernel.minilm.MiniLmCudaKernels;
+import io.mstar.worker.kernel.minilm.MiniLmCudaSettings;
 import io.mstar.worker.kernel.minilm.MiniLmKernels;
 
 /**
@@ -77,7 +78,8 @@ public final class WorkerDevices {
      * minilm-embed's kernels when {@code config} places one of its nodes on worker {@code self}, else empty (its
      * 90 MB of weights and the tokenizer are not loaded on workers that never run it).
      */
-    public static Optional<ModelKernels> miniLmKernels(Device device, DeploymentConfig config, EntityId self) {
+    public static Optional<ModelKernels> miniLmKernels(Device device, DeploymentConfig config, EntityId self,
+            MiniLmCudaSettings cudaSettings) {
         boolean placed = config.models().stream()
                 .filter(m -> m.name().equals(MiniLmModel.NAME))
                 .flatMap(m -> m.nodeGroups().stream())
@@ -85,10 +87,10 @@ public final class WorkerDevices {
         if (!placed) {
             return Optional.empty();
         }
-        ModelKernels kernels = MiniLmKernels.of(MiniLmKernels.load(device));
+        ModelKernels kernels = MiniLmKernels.of(MiniLmKernels.load(device, cudaSettings));
         boolean cuda = device instanceof CudaDevice && MiniLmCudaKernels.available();
         log.info("kernels: {} {} on {}; weights and tokenizer loading in the background", MiniLmModel.NAME,
-                cuda ? "on CUDA" : "in Java", device.name());
+                cuda ? "on CUDA (" + cudaSettings + ")" : "on the host", device.name());
         if (device instanceof CudaDevice && !cuda) {
             log.warn("{}; running the host encoder on {}", MiniLmCudaKernels.unavailableReason().orElse(""),
                     device.name());

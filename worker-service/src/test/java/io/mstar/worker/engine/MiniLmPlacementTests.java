@@ -15,6 +15,7 @@ import io.mstar.tensor.device.HostDevice;
 import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.KernelException;
 import io.mstar.worker.kernel.ModelKernels;
+import io.mstar.worker.kernel.minilm.MiniLmCudaSettings;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -28,8 +29,8 @@ class MiniLmPlacementTests {
     void onlyTheWorkerTheDeploymentNamesLoadsTheModel() {
         DeploymentConfig config = DeploymentConfig.loadDefault();
         try (HostDevice device = new HostDevice("host", 1 << 20)) {
-            assertThat(WorkerDevices.miniLmKernels(device, config, EntityId.worker(1))).isEmpty();
-            Optional<ModelKernels> kernels = WorkerDevices.miniLmKernels(device, config, EntityId.worker(0));
+            assertThat(WorkerDevices.miniLmKernels(device, config, EntityId.worker(1), MiniLmCudaSettings.defaults())).isEmpty();
+            Optional<ModelKernels> kernels = WorkerDevices.miniLmKernels(device, config, EntityId.worker(0), MiniLmCudaSettings.defaults());
             assertThat(kernels).isPresent();
             assertThat(kernels.get().model()).isEqualTo(MiniLmModel.NAME);
             assertThat(kernels.get().kernels()).containsOnlyKeys(MiniLmModel.ENCODE);
@@ -51,7 +52,7 @@ class MiniLmPlacementTests {
                         workers: [0]
                 """, "counter only");
         try (HostDevice device = new HostDevice("host", 1 << 20)) {
-            assertThat(WorkerDevices.miniLmKernels(device, config, EntityId.worker(0))).isEmpty();
+            assertThat(WorkerDevices.miniLmKernels(device, config, EntityId.worker(0), MiniLmCudaSettings.defaults())).isEmpty();
         }
     }
 }

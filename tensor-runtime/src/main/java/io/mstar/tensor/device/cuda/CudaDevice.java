@@ -50,7 +50,7 @@ public final class CudaDevice implements Device {
     private final CudaDeviceSettings settings;
     private final CUdevice cuDevice = new CUdevice();
     private final CUcontext context = new CUcontext();
-    private final CUstream stream = new CUstream();
+    private final NativeStream stream = new NativeStream();
     private final CachingAllocator allocator;
     private final List<CUmodule> modules = new ArrayList<>();
     private final List<Consumer<DeviceException>> fatalListeners = new CopyOnWriteArrayList<>();
@@ -60,6 +60,7 @@ public final class CudaDevice implements Device {
     private final ThreadLocal<Boolean> bound = ThreadLocal.withInitial(() -> false);
     private PinnedHostBuffer[] staging;
     private CUevent[] stagingDone;
+    private CudaBlas blas;
     private volatile DeviceException fatal;
     private volatile long stagedBytes;
     private volatile long directBytes;
@@ -250,6 +251,29 @@ public final class CudaDevice implements Device {
         return event;
     }
 
+    /**
+     * This device's cuBLAS handle, made at the first call (the libraries load then; see
+     * {@link CudaBlas#unavailableReason()}) and closed with the device.
+     */
+    public synchronized CudaBlas blas() {
+        ensureUsable();
+        if (blas == null) {
+            bind();
+            blas = new CudaBlas(this, stream.address());
+        }
+        return blas;
+    }
+
+    /**
+     * Captures the work {@code launches} issues on this device's stream into a {@link CudaGraph}, without running it.
+     * The work must not copy to or from the host or wait; buffers it uses must outlive the graph.
+     */
+    public synchronized CudaGraph capture(Runnable launches) {
+        ensureUsable();
+        bind();
+        return CudaGraph.capture(this, stream, launches);
+    }
+
     /** False once a fatal (sticky) error was seen; it never turns true again. */
     public boolean isHealthy() {
         return fatal == null;
@@ -317,6 +341,9 @@ public final class CudaDevice implements Device {
         if (fatal == null) {
             try {
                 check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+                if (blas != null) {
+                    blas.close();
+                }
                 int leaked = allocator.releaseAll();
                 if (leaked > 0) {
                     LOG.log(System.Logger.Level.WARNING, "{0}: {1} buffers still allocated at close, freed", name, leaked);

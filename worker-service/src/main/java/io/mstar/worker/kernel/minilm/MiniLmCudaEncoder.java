@@ -2,59 +2,54 @@ package io.mstar.worker.kernel.minilm;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
-import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.cuda.CudaDevice;
-import io.mstar.worker.kernel.DeviceUploads;
+import io.mstar.tensor.device.cuda.CudaGraph;
+import io.mstar.tensor.device.cuda.GemmPrecision;
 
 /**
- * The encoder on a GPU: the weights live on the device from construction to {@link #close()} (about 90 MB for
- * all-MiniLM-L6-v2); each {@link #encode} allocates its activations, runs the {@link MiniLmCudaKernels} in stream
- * order, copies the pooled embeddings back (which waits for the work) and frees the activations, also when a
- * launch fails.
+ * The encoder on a GPU (docs/minilm-embed.md#on-a-gpu): weights on the device from construction to {@link #close()},
+ * working buffers kept from batch to batch and grown when a larger batch comes. Each {@link #encode} uploads the
+ * ids, runs the {@link MiniLmCudaKernels} in stream order (the linear layers on cuBLAS) and copies the pooled
+ * embeddings back, which waits for the work.
+ *
+ * <p>With {@link MiniLmCudaSettings#graphs()} a batch is padded to a power-of-two number of sentences and a
+ * power-of-two length (at least {@value #MIN_LENGTH}, at most the model's positions), and the whole forward pass for
+ * that shape is captured once as a {@link CudaGraph} and replayed after: one launch instead of some 60. Padding
+ * costs arithmetic on rows nobody reads; it buys replays. Growing the working buffers drops every graph, since
+ * graphs hold buffer addresses. Owned by the engine thread that runs minilm's node.
  */
 public final class MiniLmCudaEncoder implements MiniLmEncoder {
 
-    private record LayerBuffers(DeviceBuffer qkvWeight, DeviceBuffer qkvBias, DeviceBuffer attnOutWeight,
-            DeviceBuffer attnOutBias, DeviceBuffer attnNormGamma, DeviceBuffer attnNormBeta, DeviceBuffer upWeight,
-            DeviceBuffer upBias, DeviceBuffer downWeight, DeviceBuffer downBias, DeviceBuffer outNormGamma,
-            DeviceBuffer outNormBeta) {
-    }
+    static final int MIN_LENGTH = 16;
 
     private final MiniLmCudaKernels kernels;
     private final CudaDevice device;
     private final MiniLmConfig config;
-    private final List<DeviceBuffer> owned = new ArrayList<>();
-    private final DeviceBuffer word;
-    private final DeviceBuffer position;
-    private final DeviceBuffer tokenType;
-    private final DeviceBuffer embNormGamma;
-    private final DeviceBuffer embNormBeta;
-    private final List<LayerBuffers> layers = new ArrayList<>();
+    private final MiniLmCudaSettings settings;
+    private final MiniLmCudaWeights weights;
+    private final Map<Long, CudaGraph> graphs = new HashMap<>();
+    private MiniLmCudaActivations activations;
     private boolean closed;
 
     public MiniLmCudaEncoder(MiniLmCudaKernels kernels, MiniLmWeights weights) {
+        this(kernels, weights, MiniLmCudaSettings.defaults());
+    }
+
+    public MiniLmCudaEncoder(MiniLmCudaKernels kernels, MiniLmWeights weights, MiniLmCudaSettings settings) {
+        if (settings.precision() != GemmPrecision.FP32 && !kernels.usesCublas()) {
+            throw new IllegalArgumentException("minilm precision " + settings.precision()
+                    + " needs cuBLAS, which does not load here; use fp32");
+        }
         this.kernels = kernels;
         this.device = kernels.device();
         this.config = weights.config();
-        try {
-            word = upload(weights.wordEmbeddings());
-            position = upload(weights.positionEmbeddings());
-            tokenType = upload(weights.tokenTypeEmbedding());
-            embNormGamma = upload(weights.embeddingNormGamma());
-            embNormBeta = upload(weights.embeddingNormBeta());
-            for (MiniLmWeights.Layer l : weights.layers()) {
-                layers.add(new LayerBuffers(upload(l.qkvWeight()), upload(l.qkvBias()), upload(l.attnOutWeight()),
-                        upload(l.attnOutBias()), upload(l.attnNormGamma()), upload(l.attnNormBeta()),
-                        upload(l.upWeight()), upload(l.upBias()), upload(l.downWeight()), upload(l.downBias()),
-                        upload(l.outNormGamma()), upload(l.outNormBeta())));
-            }
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        this.settings = settings;
+        this.weights = new MiniLmCudaWeights(device, weights, settings.precision());
     }
 
     @Override
@@ -62,81 +57,124 @@ public final class MiniLmCudaEncoder implements MiniLmEncoder {
         return config;
     }
 
+    /** Replays of captured graphs since construction (0 with graphs off). */
+    public long graphLaunches() {
+        return graphs.values().stream().mapToLong(CudaGraph::launches).sum();
+    }
+
+    /** Graphs captured and still held. */
+    public int graphsCaptured() {
+        return graphs.size();
+    }
+
     @Override
     public float[][] encode(List<int[]> sentences) {
         MiniLmEncoder.check(config, sentences);
+        if (closed) {
+            throw new IllegalStateException("encoder is closed");
+        }
         if (sentences.isEmpty()) {
             return new float[0][];
         }
-        PaddedBatch batch = PaddedBatch.of(sentences);
-        float[] pooled = new float[batch.batch() * config.hidden()];
-        List<DeviceBuffer> scratch = new ArrayList<>();
-        try {
-            forward(batch, scratch, pooled);
-        } finally {
-            for (DeviceBuffer b : scratch) {
-                device.free(b);
-            }
+        PaddedBatch batch = settings.graphs()
+                ? PaddedBatch.of(sentences, ceilPowerOfTwo(sentences.size()), paddedLength(sentences))
+                : PaddedBatch.of(sentences);
+        MiniLmCudaActivations a = activationsFor(batch);
+        device.copyFromHost(ints(batch.ids()), a.ids, 0);
+        device.copyFromHost(ints(batch.lengths()), a.lengths, 0);
+        if (settings.graphs()) {
+            long key = (long) batch.batch() << 32 | batch.length();
+            graphs.computeIfAbsent(key, k -> device.capture(() -> forward(a, batch.batch(), batch.length()))).launch();
+        } else {
+            forward(a, batch.batch(), batch.length());
         }
         int h = config.hidden();
-        float[][] out = new float[batch.batch()][];
-        for (int b = 0; b < out.length; b++) {
-            out[b] = java.util.Arrays.copyOfRange(pooled, b * h, (b + 1) * h);
+        int n = sentences.size();
+        ByteBuffer host = ByteBuffer.allocateDirect(n * h * 4).order(ByteOrder.LITTLE_ENDIAN);
+        device.copyToHost(a.pooled, 0, host);
+        float[] pooled = new float[n * h];
+        host.asFloatBuffer().get(pooled);
+        float[][] out = new float[n][];
+        for (int b = 0; b < n; b++) {
+            out[b] = Arrays.copyOfRange(pooled, b * h, (b + 1) * h);
         }
         return out;
     }
 
-    private void forward(PaddedBatch batch, List<DeviceBuffer> scratch, float[] pooledOut) {
-        int rows = batch.rows();
+    private void forward(MiniLmCudaActivations a, int batch, int length) {
+        int rows = batch * length;
         int h = config.hidden();
-        DeviceBuffer ids = track(scratch, DeviceUploads.ints(device, batch.ids()));
-        DeviceBuffer lengths = track(scratch, DeviceUploads.ints(device, batch.lengths()));
-        DeviceBuffer x = track(scratch, device.allocate(4L * rows * h));
-        DeviceBuffer qkv = track(scratch, device.allocate(4L * rows * 3 * h));
-        DeviceBuffer ctx = track(scratch, device.allocate(4L * rows * h));
-        DeviceBuffer tmp = track(scratch, device.allocate(4L * rows * h));
-        DeviceBuffer up = track(scratch, device.allocate(4L * rows * config.intermediate()));
-        DeviceBuffer pooled = track(scratch, device.allocate(4L * batch.batch() * h));
-        kernels.embeddings(ids, rows, batch.length(), h, word, position, tokenType, x);
-        kernels.addLayerNorm(x, null, embNormGamma, embNormBeta, x, rows, h, config.eps());
-        for (LayerBuffers l : layers) {
-            kernels.gemm(x, l.qkvWeight(), l.qkvBias(), qkv, rows, 3 * h, h, false);
-            kernels.attention(qkv, lengths, batch.batch(), batch.length(), config.heads(), config.headDim(), ctx);
-            kernels.gemm(ctx, l.attnOutWeight(), l.attnOutBias(), tmp, rows, h, h, false);
-            kernels.addLayerNorm(tmp, x, l.attnNormGamma(), l.attnNormBeta(), x, rows, h, config.eps());
-            kernels.gemm(x, l.upWeight(), l.upBias(), up, rows, config.intermediate(), h, true);
-            kernels.gemm(up, l.downWeight(), l.downBias(), tmp, rows, h, config.intermediate(), false);
-            kernels.addLayerNorm(tmp, x, l.outNormGamma(), l.outNormBeta(), x, rows, h, config.eps());
+        int inter = config.intermediate();
+        float eps = config.eps();
+        GemmPrecision p = settings.precision();
+        boolean half = p == GemmPrecision.BF16;
+        kernels.embeddings(a.ids, rows, length, h, weights.word, weights.position, weights.tokenType, a.x);
+        kernels.addLayerNorm(a.x, null, weights.embNormGamma, weights.embNormBeta, a.x, rows, h, eps, a.x16);
+        for (MiniLmCudaWeights.Layer l : weights.layers) {
+            kernels.linear(p, half ? a.x16 : a.x, l.qkvWeight(), l.qkvBias(), a.qkv, rows, 3 * h, h, false, null);
+            kernels.attention(a.qkv, a.lengths, batch, length, config.heads(), config.headDim(), a.ctx, a.ctx16);
+            kernels.linear(p, half ? a.ctx16 : a.ctx, l.attnOutWeight(), l.attnOutBias(), a.tmp, rows, h, h, false,
+                    null);
+            kernels.addLayerNorm(a.tmp, a.x, l.attnNormGamma(), l.attnNormBeta(), a.x, rows, h, eps, a.x16);
+            kernels.linear(p, half ? a.x16 : a.x, l.upWeight(), l.upBias(), a.up, rows, inter, h, true, a.up16);
+            kernels.linear(p, half ? a.up16 : a.up, l.downWeight(), l.downBias(), a.tmp, rows, h, inter, false, null);
+            kernels.addLayerNorm(a.tmp, a.x, l.outNormGamma(), l.outNormBeta(), a.x, rows, h, eps, a.x16);
         }
-        kernels.meanPoolNormalize(x, lengths, batch.batch(), batch.length(), h, pooled);
-        ByteBuffer host = ByteBuffer.allocateDirect(pooledOut.length * 4).order(ByteOrder.LITTLE_ENDIAN);
-        device.copyToHost(pooled, 0, host);
-        host.asFloatBuffer().get(pooledOut);
+        kernels.meanPoolNormalize(a.x, a.lengths, batch, length, h, a.pooled);
     }
 
-    private static DeviceBuffer track(List<DeviceBuffer> scratch, DeviceBuffer b) {
-        scratch.add(b);
+    /** The working buffers for {@code batch}, grown (and every graph dropped) when it does not fit. */
+    private MiniLmCudaActivations activationsFor(PaddedBatch batch) {
+        if (activations != null && activations.fits(batch.batch(), batch.rows())) {
+            return activations;
+        }
+        int batches = batch.batch();
+        int rows = batch.rows();
+        if (activations != null) {
+            batches = Math.max(batches, activations.batch);
+            rows = Math.max(rows, activations.rows);
+            dropActivations();
+        }
+        activations = new MiniLmCudaActivations(device, config, batches, rows, settings.precision() == GemmPrecision.BF16);
+        return activations;
+    }
+
+    private void dropActivations() {
+        // replays already issued still read these buffers: the stream orders the frees' reuse after them
+        graphs.values().forEach(CudaGraph::close);
+        graphs.clear();
+        activations.close();
+        activations = null;
+    }
+
+    private int paddedLength(List<int[]> sentences) {
+        int longest = 0;
+        for (int[] s : sentences) {
+            longest = Math.max(longest, s.length);
+        }
+        return Math.min(config.maxPositions(), ceilPowerOfTwo(Math.max(MIN_LENGTH, longest)));
+    }
+
+    private static int ceilPowerOfTwo(int n) {
+        return n <= 1 ? 1 : Integer.highestOneBit(n - 1) << 1;
+    }
+
+    private static ByteBuffer ints(int[] values) {
+        ByteBuffer b = ByteBuffer.allocateDirect(values.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+        b.asIntBuffer().put(values);
         return b;
     }
 
-    private DeviceBuffer upload(float[] values) {
-        DeviceBuffer b = DeviceUploads.floats(device, values);
-        owned.add(b);
-        return b;
-    }
-
-
-
-    /** Frees the weights; idempotent. */
+    /** Frees the graphs, the working buffers and the weights; idempotent. */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        for (DeviceBuffer b : owned) {
-            device.free(b);
+        if (activations != null) {
+            dropActivations();
         }
-        owned.clear();
+        weights.close();
     }
 }

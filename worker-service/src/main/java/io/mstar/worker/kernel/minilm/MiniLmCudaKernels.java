@@ -10,9 +10,14 @@ import java.util.Optional;
 import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.tensor.device.DeviceException.Reason;
+import io.mstar.tensor.device.cuda.CudaBlas;
 import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.tensor.device.cuda.GemmPrecision;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The encoder's CUDA kernels ({@code src/main/cuda/minilm_kernels.cu}, PTX built by nvcc), each the twin of a
@@ -22,10 +27,12 @@ import jcuda.driver.CUmodule;
  */
 public final class MiniLmCudaKernels {
 
+    private static final Logger log = LoggerFactory.getLogger(MiniLmCudaKernels.class);
+
     static final String PTX_RESOURCE = "minilm_kernels.ptx";
     static final String NO_PTX_REASON = "minilm CUDA kernels unavailable: this build has no PTX (nvcc was not on the PATH)";
     static final List<String> KERNELS = List.of("minilm_embeddings", "minilm_gemm_bias", "minilm_add_layer_norm",
-            "minilm_attention", "minilm_mean_pool_normalize");
+            "minilm_attention", "minilm_mean_pool_normalize", "minilm_bias_act");
 
     private static final int ELEMENTWISE_BLOCK = 256;
     private static final int MAX_GRID = 132 * 8;
@@ -35,8 +42,9 @@ public final class MiniLmCudaKernels {
     private static final int GEMM_THREADS = 256;
     private static final int NORM_THREADS = 128;
     private static final int MAX_NORM_WIDTH = 1024;
-    private static final int ATTENTION_WARPS = 4;
-    private static final int MAX_ATTENTION_LENGTH = 512;
+    /** Query rows of one attention block (ATT_WARPS x ATT_ROWS in the .cu file). */
+    private static final int ATTENTION_ROWS = 16;
+    private static final int ATTENTION_THREADS = 128;
     private static final int MAX_HEAD_DIM = 128;
 
     private final CudaDevice device;
@@ -45,6 +53,9 @@ public final class MiniLmCudaKernels {
     private final CUfunction layerNorm;
     private final CUfunction attention;
     private final CUfunction pool;
+    private final CUfunction biasAct;
+    /** cuBLAS when its libraries load here, else null: products then run on {@code minilm_gemm_bias}, FP32 only. */
+    private final CudaBlas blas;
 
     public MiniLmCudaKernels(CudaDevice device) {
         String ptx = ptx();
@@ -58,6 +69,11 @@ public final class MiniLmCudaKernels {
         this.layerNorm = device.function(module, KERNELS.get(2));
         this.attention = device.function(module, KERNELS.get(3));
         this.pool = device.function(module, KERNELS.get(4));
+        this.biasAct = device.function(module, KERNELS.get(5));
+        Optional<String> noBlas = CudaBlas.unavailableReason();
+        noBlas.ifPresent(reason -> log.warn("minilm on {}: {}; its products run on the hand-written SGEMM (FP32 only, "
+                + "about 3x slower)", device.name(), reason));
+        this.blas = noBlas.isEmpty() ? device.blas() : null;
     }
 
     /** Whether this build carries the kernels' PTX (a GPU is still needed to run them). */
@@ -71,6 +87,46 @@ public final class MiniLmCudaKernels {
 
     public CudaDevice device() {
         return device;
+    }
+
+    /** Whether products run on cuBLAS (else on the hand-written SGEMM, which is FP32 only). */
+    public boolean usesCublas() {
+        return blas != null;
+    }
+
+    /**
+     * A linear layer, {@code out = a[m, k] w[k, n] + bias}, GELU after when asked, and a BF16 copy of {@code out}
+     * into {@code out16} unless it is null: on cuBLAS in {@code precision} ({@code a} and {@code w} then hold that
+     * precision's elements), else on {@link #gemm}.
+     */
+    public void linear(GemmPrecision precision, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer out,
+            int m, int n, int k, boolean gelu, DeviceBuffer out16) {
+        if (blas == null) {
+            if (precision != GemmPrecision.FP32 || out16 != null) {
+                throw new DeviceException(Reason.INVALID_ARGUMENT, device.name(), precision
+                        + " products need cuBLAS, which is unavailable here");
+            }
+            gemm(a, w, bias, out, m, n, k, gelu);
+            return;
+        }
+        blas.matmul(precision, a, w, out, m, n, k);
+        biasAct(out, bias, m, n, gelu, out16);
+    }
+
+    /** {@code out[r, c] += bias[c]}, then GELU when asked, in place; a BF16 copy into {@code out16} unless null. */
+    public void biasAct(DeviceBuffer out, DeviceBuffer bias, int rows, int n, boolean gelu, DeviceBuffer out16) {
+        require(out, (long) rows * n, "bias out");
+        require(bias, n, "bias");
+        require16(out16, (long) rows * n, "bias out16");
+        if ((long) rows * n > Integer.MAX_VALUE) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, device.name(), "bias over " + rows + " x " + n
+                    + " values: the kernel takes fewer than 2^31");
+        }
+        if (rows == 0) {
+            return;
+        }
+        device.launch(biasAct, grid((long) rows * n), ELEMENTWISE_BLOCK, out.address(), bias.address(), rows, n,
+                gelu ? 1 : 0, address(out16));
     }
 
     /** {@link MiniLmHostKernels#embeddings}: {@code ids} int32 [rows], {@code out} [rows, hidden]. */
@@ -99,6 +155,12 @@ public final class MiniLmCudaKernels {
     /** {@link MiniLmHostKernels#addLayerNorm}; {@code residual} may be null. */
     public void addLayerNorm(DeviceBuffer x, DeviceBuffer residual, DeviceBuffer gamma, DeviceBuffer beta,
             DeviceBuffer out, int rows, int width, float eps) {
+        addLayerNorm(x, residual, gamma, beta, out, rows, width, eps, null);
+    }
+
+    /** {@link #addLayerNorm}, and a BF16 copy of {@code out} into {@code out16} unless it is null. */
+    public void addLayerNorm(DeviceBuffer x, DeviceBuffer residual, DeviceBuffer gamma, DeviceBuffer beta,
+            DeviceBuffer out, int rows, int width, float eps, DeviceBuffer out16) {
         if (width > MAX_NORM_WIDTH) {
             throw new DeviceException(Reason.INVALID_ARGUMENT, device.name(), "LayerNorm width " + width + " > "
                     + MAX_NORM_WIDTH);
@@ -110,30 +172,38 @@ public final class MiniLmCudaKernels {
         require(gamma, width, "gamma");
         require(beta, width, "beta");
         require(out, (long) rows * width, "layer norm out");
+        require16(out16, (long) rows * width, "layer norm out16");
         if (rows == 0) {
             return;
         }
         device.launch(layerNorm, rows, NORM_THREADS, x.address(), residual == null ? 0L : residual.address(),
-                gamma.address(), beta.address(), out.address(), width, bits(eps));
+                gamma.address(), beta.address(), out.address(), width, bits(eps), address(out16));
     }
 
     /** {@link MiniLmHostKernels#attention}; {@code lengths} int32 [batch]. */
     public void attention(DeviceBuffer qkv, DeviceBuffer lengths, int batch, int length, int heads, int headDim,
             DeviceBuffer out) {
-        if (length > MAX_ATTENTION_LENGTH || headDim > MAX_HEAD_DIM) {
-            throw new DeviceException(Reason.INVALID_ARGUMENT, device.name(), "attention over " + length
-                    + " tokens of head width " + headDim + " is beyond " + MAX_ATTENTION_LENGTH + " / " + MAX_HEAD_DIM);
+        attention(qkv, lengths, batch, length, heads, headDim, out, null);
+    }
+
+    /** {@link #attention}, and a BF16 copy of {@code out} into {@code out16} unless it is null. */
+    public void attention(DeviceBuffer qkv, DeviceBuffer lengths, int batch, int length, int heads, int headDim,
+            DeviceBuffer out, DeviceBuffer out16) {
+        if (headDim > MAX_HEAD_DIM || headDim % 4 != 0) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, device.name(), "attention heads of width " + headDim
+                    + ": the kernel takes multiples of 4 up to " + MAX_HEAD_DIM);
         }
         long rows = (long) batch * length;
         require(qkv, rows * 3 * heads * headDim, "qkv");
         require(lengths, batch, "lengths");
         require(out, rows * heads * headDim, "attention out");
-        int qBlocks = (length + ATTENTION_WARPS - 1) / ATTENTION_WARPS;
+        require16(out16, rows * heads * headDim, "attention out16");
+        int qBlocks = (length + ATTENTION_ROWS - 1) / ATTENTION_ROWS;
         if (batch == 0) {
             return;
         }
-        device.launch(attention, batch * heads * qBlocks, ATTENTION_WARPS * 32, qkv.address(), lengths.address(), length,
-                heads, headDim, bits((float) (1 / Math.sqrt(headDim))), out.address());
+        device.launch(attention, batch * heads * qBlocks, ATTENTION_THREADS, qkv.address(), lengths.address(), length,
+                heads, headDim, bits((float) (1 / Math.sqrt(headDim))), out.address(), address(out16));
     }
 
     /** {@link MiniLmHostKernels#meanPoolNormalize}; {@code out} [batch, width]. */
@@ -157,6 +227,18 @@ public final class MiniLmCudaKernels {
             throw new DeviceException(Reason.INVALID_ARGUMENT, device.name(), what + ": " + words
                     + " 32-bit words do not fit in " + buffer);
         }
+    }
+
+    /** An optional BF16 output of {@code elements}: null, or a buffer big enough. */
+    private void require16(DeviceBuffer out16, long elements, String what) {
+        if (out16 != null && elements * 2 > out16.nbytes()) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, device.name(), what + ": " + elements
+                    + " BF16 values do not fit in " + out16);
+        }
+    }
+
+    private static long address(DeviceBuffer optional) {
+        return optional == null ? 0L : optional.address();
     }
 
     private static long bits(float f) {

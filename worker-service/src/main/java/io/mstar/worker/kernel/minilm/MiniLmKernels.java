@@ -30,7 +30,7 @@ public final class MiniLmKernels {
      * encoder is built at that first batch on the engine thread: on a GPU with the PTX the CUDA encoder (the weights
      * uploaded then), else the Java one.
      */
-    public static MiniLmNodeKernel load(Device device) {
+    public static MiniLmNodeKernel load(Device device, MiniLmCudaSettings cudaSettings) {
         CompletableFuture<MiniLmNodeKernel.Loaded> loading = new CompletableFuture<>();
         Thread loader = new Thread(() -> {
             long start = System.nanoTime();
@@ -46,13 +46,13 @@ public final class MiniLmKernels {
         }, "mstar-minilm-loader");
         loader.setDaemon(true);
         loader.start();
-        return new MiniLmNodeKernel(loading, weights -> encoderFor(device, weights));
+        return new MiniLmNodeKernel(loading, weights -> encoderFor(device, weights, cudaSettings));
     }
 
     /** The CUDA encoder on a {@link CudaDevice} when this build has the PTX, else the Java one. */
-    public static MiniLmEncoder encoderFor(Device device, MiniLmWeights weights) {
+    public static MiniLmEncoder encoderFor(Device device, MiniLmWeights weights, MiniLmCudaSettings cudaSettings) {
         return device instanceof CudaDevice cuda && MiniLmCudaKernels.available()
-                ? new MiniLmCudaEncoder(new MiniLmCudaKernels(cuda), weights)
+                ? new MiniLmCudaEncoder(new MiniLmCudaKernels(cuda), weights, cudaSettings)
                 : new MiniLmHostEncoder(weights);
     }
 }

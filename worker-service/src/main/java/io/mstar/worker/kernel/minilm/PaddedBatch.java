@@ -1,5 +1,6 @@
 package io.mstar.worker.kernel.minilm;
 
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -28,6 +29,26 @@ public record PaddedBatch(int[] ids, int[] lengths, int batch, int length) {
             int[] s = sentences.get(b);
             System.arraycopy(s, 0, ids, b * length, s.length);
             lengths[b] = s.length;
+        }
+        return new PaddedBatch(ids, lengths, batch, length);
+    }
+
+    /**
+     * {@link #of(List)} padded further, to {@code batch} sentences of {@code length} word-pieces (a captured step's
+     * shape): the extra sentences are one {@code [PAD]} each, so that every row's arithmetic stays finite.
+     */
+    public static PaddedBatch of(List<int[]> sentences, int batch, int length) {
+        PaddedBatch tight = of(sentences);
+        if (batch < tight.batch() || length < tight.length()) {
+            throw new IllegalArgumentException(tight.batch() + " sentences of up to " + tight.length()
+                    + " word-pieces do not fit " + batch + " x " + length);
+        }
+        int[] ids = new int[batch * length];
+        int[] lengths = new int[batch];
+        Arrays.fill(lengths, 1);
+        for (int b = 0; b < tight.batch(); b++) {
+            System.arraycopy(tight.ids(), b * tight.length(), ids, b * length, tight.lengths()[b]);
+            lengths[b] = tight.lengths()[b];
         }
         return new PaddedBatch(ids, lengths, batch, length);
     }

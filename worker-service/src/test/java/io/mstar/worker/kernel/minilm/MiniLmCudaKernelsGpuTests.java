@@ -15,7 +15,9 @@ import org.junit.jupiter.api.Test;
 
 import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.DeviceMemoryStats;
+import io.mstar.tensor.device.cuda.CudaBlas;
 import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.tensor.device.cuda.GemmPrecision;
 import io.mstar.testing.Seeds;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -84,8 +86,80 @@ class MiniLmCudaKernelsGpuTests {
         assertClose(download(out, rows * hidden), expected, 1e-6);
     }
 
+    /** A linear layer on the device: {@code out = a w + bias}, GELU when asked. */
+    private interface Linear {
+        void run(DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer out, int m, int n, int k, boolean gelu);
+    }
+
     @Test
     void gemmWithBiasAndGeluMatchesJava() {
+        linearMatchesJava((a, w, bias, out, m, n, k, gelu) -> kernels.gemm(a, w, bias, out, m, n, k, gelu));
+    }
+
+    @Test
+    void linearOnCublasMatchesJava() {
+        assertThat(kernels.usesCublas()).as(CudaBlas.unavailableReason().orElse("cuBLAS loads")).isTrue();
+        linearMatchesJava((a, w, bias, out, m, n, k, gelu) -> kernels.linear(GemmPrecision.FP32, a, w, bias, out, m, n,
+                k, gelu, null));
+    }
+
+    @Test
+    void encoderGraphsAreCapturedOncePerShapeAndMatchTheEagerEncoder() {
+        MiniLmConfig config = new MiniLmConfig(500, 384, 2, 12, 1536, 300, 1e-12f);
+        MiniLmWeights weights = MiniLmWeights.random(config, SEED);
+        List<int[]> small = sentences(config, 2, 9, 17);
+        List<int[]> large = sentences(config, 2, 9, 64, 3, 256, 17);
+        try (MiniLmCudaEncoder eager = new MiniLmCudaEncoder(kernels, weights,
+                new MiniLmCudaSettings(GemmPrecision.FP32, false));
+                MiniLmCudaEncoder graphed = new MiniLmCudaEncoder(kernels, weights, MiniLmCudaSettings.defaults())) {
+            for (List<int[]> batch : List.of(small, small, large, small)) {
+                float[][] want = eager.encode(batch);
+                float[][] got = graphed.encode(batch);
+                for (int i = 0; i < batch.size(); i++) {
+                    assertThat(MiniLmGolden.cosine(got[i], want[i])).as("sentence %d of %d", i, batch.size())
+                            .isGreaterThanOrEqualTo(0.99999);
+                }
+            }
+            // small (4 x 32) twice, then large (8 x 256) grew the buffers and dropped the first graph, then small again
+            assertThat(graphed.graphsCaptured()).isEqualTo(2);
+            assertThat(graphed.graphLaunches()).isEqualTo(2);
+            assertThat(eager.graphsCaptured()).isZero();
+        }
+    }
+
+    @Test
+    void lowerPrecisionEncodersStayCloseToFp32() {
+        MiniLmConfig config = new MiniLmConfig(500, 384, 2, 12, 1536, 300, 1e-12f);
+        MiniLmWeights weights = MiniLmWeights.random(config, SEED);
+        List<int[]> batch = sentences(config, 2, 9, 64, 3, 128, 17);
+        float[][] want = new MiniLmHostEncoder(weights).encode(batch);
+        for (GemmPrecision p : new GemmPrecision[] {GemmPrecision.TF32, GemmPrecision.BF16}) {
+            try (MiniLmCudaEncoder encoder = new MiniLmCudaEncoder(kernels, weights, new MiniLmCudaSettings(p, true))) {
+                float[][] got = encoder.encode(batch);
+                double worst = 1;
+                for (int i = 0; i < batch.size(); i++) {
+                    worst = Math.min(worst, MiniLmGolden.cosine(got[i], want[i]));
+                }
+                System.out.printf("random-weights encoder in %s: worst cosine to the Java encoder %.8f%n", p, worst);
+                assertThat(worst).as("%s", p).isGreaterThanOrEqualTo(MiniLmCudaSettings.minCosine(p));
+            }
+        }
+    }
+
+    private List<int[]> sentences(MiniLmConfig config, int... lengths) {
+        List<int[]> sentences = new ArrayList<>();
+        for (int len : lengths) {
+            int[] ids = new int[len];
+            ids[0] = 101 % config.vocab();
+            for (int i = 1; i < len; i++) {
+                ids[i] = rnd.nextInt(config.vocab());
+            }
+            sentences.add(ids);
+        }
+        return sentences;
+    }
+
+    private void linearMatchesJava(Linear linear) {
         int[][] shapes = {{1, 1, 1}, {37, 70, 19}, {128, 64, 16}, {130, 384, 384}, {256, 1152, 384}, {200, 384, 1536}};
         for (int[] s : shapes) {
             int m = s[0], n = s[1], k = s[2];
@@ -94,7 +168,7 @@ class MiniLmCudaKernelsGpuTests {
                 float[] expected = new float[m * n];
                 MiniLmHostKernels.gemm(a, w, bias, expected, m, n, k, gelu);
                 DeviceBuffer out = alloc(m * n);
-                kernels.gemm(upload(a), upload(w), upload(bias), out, m, n, k, gelu);
+                linear.run(upload(a), upload(w), upload(bias), out, m, n, k, gelu);
                 float[] got = download(out, m * n);
                 for (int r = 0; r < m; r++) {
                     for (int c = 0; c < n; c++) {
@@ -130,7 +204,7 @@ class MiniLmCudaKernelsGpuTests {
 
     @Test
     void attentionOverPaddedSentencesMatchesJava() {
-        int[][] shapes = {{12, 32}, {2, 48}, {1, 8}};
+        int[][] shapes = {{12, 32}, {2, 48}, {1, 8}, {3, 128}};
         for (int[] s : shapes) {
             assertAttentionMatchesJava(s[0], s[1], new int[] {1, 7, 33, 20}, 33);
         }

@@ -72,7 +72,7 @@ class MiniLmNodeKernelTests {
 
     @Test
     void theLoadedKernelEmbedsABatchOfDifferentLengthsAndHandsOverOnlyItsOutputs() {
-        MiniLmNodeKernel kernel = MiniLmKernels.load(device);
+        MiniLmNodeKernel kernel = MiniLmKernels.load(device, MiniLmCudaSettings.defaults());
         try {
             List<NodeResult> results = kernel.forward(device, List.of(call("a", "a cat sits on the mat"),
                     call("b", "a kitten is on a rug"), call("c", "stock markets fell")));

@@ -88,10 +88,13 @@ class RepositoryReferencesTests {
                     "^tensor-runtime/src/test/java/io/mstar/tensor/transport/"
                             + "(TransportCrossProcessTests|TensorConsumerMain)\\.java$",
                     "\\bsession\\b"),
-            // ONNX Runtime's API (OrtSession, its options and the session the reference test runs).
+            // ONNX Runtime's API (OrtSession, its options and results) and the sessions run on it: by the ONNX node
+            // kernel, minilm-embed's host encoder, its reference test and its benchmark, all opened by OnnxSessions.
             new Allowed("OrtSession (ONNX Runtime)",
-                    "^worker-service/src/test/java/io/mstar/worker/kernel/minilm/OrtReference\\.java$",
-                    "\\bOrtSession(\\.SessionOptions)?\\b|\\bcreateSession\\b|\\bsession\\b"),
+                    "^(worker-service/src/(main|test)/java/io/mstar/worker/kernel/(onnx|minilm)|"
+                            + "benchmarks/src/main/java/io/mstar/bench/minilm)/[^/]+\\.java$",
+                    "\\bOrtSession(\\.SessionOptions|\\.Result)?\\b|\\bOnnxSessions\\b|\\bcreateSession\\b"
+                            + "|\\bsession\\b"),
             // Kafka's consumer group setting.
             new Allowed("Kafka session timeout", null, "\\b[Ss]ession timeout\\b|\\bsession\\.timeout\\.ms\\b"));
 

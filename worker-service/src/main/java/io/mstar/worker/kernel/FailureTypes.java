@@ -20,6 +20,7 @@ public final class FailureTypes {
                 case NO_KERNEL -> WorkerErrorType.NO_KERNEL;
                 case BAD_INPUT -> WorkerErrorType.INVALID_INPUT;
                 case BAD_MODEL -> WorkerErrorType.BAD_MODEL;
+                case RUN_FAILED -> WorkerErrorType.KERNEL_FAILED;
             };
         }
         if (e instanceof KvCacheException kv) {

@@ -9,7 +9,9 @@ public class KernelException extends RuntimeException {
         /** An input has the wrong dtype or shape. */
         BAD_INPUT,
         /** A model's weights or tokenizer could not be loaded (minilm-embed). */
-        BAD_MODEL
+        BAD_MODEL,
+        /** The runtime a kernel delegates to (ONNX Runtime) failed on inputs the kernel had accepted. */
+        RUN_FAILED
     }
 
     private final Reason reason;

@@ -11,33 +11,34 @@ import org.junit.jupiter.api.Test;
 import io.mstar.graph.ModelGraph;
 import io.mstar.model.MiniLmModel;
 import io.mstar.worker.kernel.ModelKernels;
-import io.mstar.worker.kernel.minilm.MiniLmHostEncoder;
 import io.mstar.worker.kernel.minilm.MiniLmKernels;
 import io.mstar.worker.kernel.minilm.MiniLmNodeKernel;
+import io.mstar.worker.kernel.minilm.MiniLmOnnxEncoder;
 import io.mstar.worker.kernel.minilm.MiniLmTokenizer;
-import io.mstar.worker.kernel.minilm.MiniLmWeights;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * minilm-embed through the worker engine with its real weights and tokenizer on {@code HostDevice}: requests of
- * different lengths run together, each gets its embedding and word-piece count, the cat is closer to the kitten
- * than to the markets, a bad input fails alone, and nothing is left behind (the leak check of {@link ToyWorkers}).
+ * minilm-embed through the worker engine with its real model (on ONNX Runtime, as a host worker runs it) and
+ * tokenizer on {@code HostDevice}: requests of different lengths run together, each gets its embedding and word-piece
+ * count, the cat is closer to the kitten than to the markets, a bad input fails alone, and nothing is left behind
+ * (the leak check of {@link ToyWorkers}).
  */
 class MiniLmEngineTests extends ToyWorkers {
 
-    private static MiniLmWeights weights;
+    private static MiniLmOnnxEncoder alone;
     private static MiniLmNodeKernel kernel;
 
     @BeforeAll
     static void load() {
-        weights = MiniLmWeights.fromClasspath();
-        kernel = new MiniLmNodeKernel(MiniLmTokenizer.fromClasspath(), new MiniLmHostEncoder(weights));
+        alone = MiniLmOnnxEncoder.fromSystemPropertyOrClasspath();
+        kernel = new MiniLmNodeKernel(MiniLmTokenizer.fromClasspath(), MiniLmOnnxEncoder.fromSystemPropertyOrClasspath());
     }
 
     @AfterAll
     static void close() {
         kernel.close();
+        alone.close();
     }
 
     @Override
@@ -84,7 +85,6 @@ class MiniLmEngineTests extends ToyWorkers {
         }
         conductor.pumpUntilRemoved(TIMEOUT);
 
-        MiniLmHostEncoder alone = new MiniLmHostEncoder(weights);
         try (MiniLmTokenizer tokenizer = MiniLmTokenizer.fromClasspath()) {
             for (int i = 0; i < texts.length; i++) {
                 ToyConductor.Run run = conductor.runs.get("r-" + i);

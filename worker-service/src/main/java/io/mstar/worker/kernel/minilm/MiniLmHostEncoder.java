@@ -2,7 +2,12 @@ package io.mstar.worker.kernel.minilm;
 
 import java.util.List;
 
-/** The encoder in Java on host memory ({@link MiniLmHostKernels}); holds nothing that needs freeing. */
+/**
+ * The encoder in Java on host memory ({@link MiniLmHostKernels}); holds nothing that needs freeing. No worker runs it
+ * any more (a host worker runs {@link MiniLmOnnxEncoder}, 25-40 times faster): it stays as the readable reference the
+ * CUDA encoder is tested against, whole here and op by op in {@link MiniLmHostKernels} (its GPU tests), itself
+ * checked against ONNX Runtime on the golden set, and as the Java baseline of the {@code MiniLmThroughput} benchmark.
+ */
 public final class MiniLmHostEncoder implements MiniLmEncoder {
 
     private final MiniLmWeights weights;

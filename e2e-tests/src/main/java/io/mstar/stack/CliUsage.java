@@ -7,8 +7,8 @@ package io.mstar.stack;
 public final class CliUsage {
 
     static final String TEXT = """
-            usage: bin/mstar [--rebuild] up [--workers N] [--conductor-port P] [--base-port P] [--topic-prefix X]
-                                            [--bind ADDRESS] [--timeout SECONDS]
+            usage: bin/mstar [--rebuild] up [--workers N] [--deployment FILE] [--conductor-port P] [--base-port P]
+                                            [--topic-prefix X] [--bind ADDRESS] [--timeout SECONDS]
                    bin/mstar status|down|help [--state-dir DIR]
             commands:
               up                  start Kafka, the conductor and N workers, wait until ready, print the URLs (see below)
@@ -16,7 +16,9 @@ public final class CliUsage {
               down                stop exactly what up started (by PID and command line), delete the broker's data
               help                this text (also --help or -h after any command)
             options:
-              --workers N         worker processes (default 2)
+              --workers N         worker processes (default 2; with --deployment, as many as the file places nodes on)
+              --deployment FILE   serve this deployment config (docs/models.md) instead of the built-in models;
+                                  ONNX files it names relative to itself are found beside it
               --conductor-port P  the conductor's HTTP port (default 8080; 0 = any free port)
               --base-port P       fixed ports: Kafka P, its controller P+1, conductor P+2, worker n P+3+n
               --topic-prefix X    prefix of the stack's Kafka topics (default mstar)

@@ -57,7 +57,9 @@ public final class LocalStack implements AutoCloseable {
             settings.progress.accept("starting kafka on " + broker.bootstrapServers());
             broker.awaitReady();
 
-            Path deploymentConfig = settings.deploymentYaml != null
+            // a user's file is served where it lies, so that the ONNX files it names relative to itself resolve
+            Path deploymentConfig = settings.deploymentFile != null ? settings.deploymentFile
+                    : settings.deploymentYaml != null
                     ? DeploymentConfigFile.write(settings.stateDir.resolve("deployment.yaml"), settings.deploymentYaml)
                     : DeploymentConfigFile.write(settings.stateDir.resolve("deployment.yaml"), settings.workers,
                             settings.admission);
@@ -304,6 +306,7 @@ public final class LocalStack implements AutoCloseable {
         private Consumer<String> progress = line -> { };
         private List<String> serviceArgs = List.of();
         private String deploymentYaml;
+        private Path deploymentFile;
 
         private Builder() {
         }
@@ -376,6 +379,15 @@ public final class LocalStack implements AutoCloseable {
          */
         public Builder deploymentYaml(String yaml) {
             this.deploymentYaml = yaml;
+            return this;
+        }
+
+        /**
+         * A deployment config file of the user's, served as it is ({@code bin/mstar up --deployment FILE}); like
+         * {@link #deploymentYaml}, it must place nodes only on workers {@code 0 .. workers - 1}.
+         */
+        public Builder deploymentFile(Path file) {
+            this.deploymentFile = file.toAbsolutePath();
             return this;
         }
 

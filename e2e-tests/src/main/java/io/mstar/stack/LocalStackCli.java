@@ -1,5 +1,8 @@
 package io.mstar.stack;
 
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.deployment.DeploymentConfigException;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -69,6 +72,13 @@ public final class LocalStackCli {
             return 0;
         }
         try {
+            options = withDeploymentWorkers(options);
+        } catch (IllegalArgumentException | DeploymentConfigException e) {
+            err.println("mstar: " + e.getMessage());
+            err.flush();
+            return 2;
+        }
+        try {
             ProjectLayout layout = ProjectLayout.discover();
             Path stateDir = options.stateDir() != null ? options.stateDir() : layout.defaultStateDir();
             return switch (options.command()) {
@@ -87,6 +97,25 @@ public final class LocalStackCli {
             out.flush();
             err.flush();
         }
+    }
+
+    /**
+     * With {@code --deployment}, the file checked before anything starts, and as many workers as it places nodes
+     * on unless {@code --workers} says more.
+     */
+    static CliOptions withDeploymentWorkers(CliOptions options) {
+        if (options.deployment() == null || !options.command().equals("up")) {
+            return options;
+        }
+        int needed = DeploymentConfig.load(options.deployment()).workerOrdinals().last() + 1;
+        if (!options.given().contains("--workers")) {
+            return options.withWorkers(needed);
+        }
+        if (options.workers() < needed) {
+            throw new IllegalArgumentException(options.deployment() + " places nodes on worker " + (needed - 1)
+                    + ": start " + needed + " workers or more, not --workers " + options.workers());
+        }
+        return options;
     }
 
     private int up(ProjectLayout layout, Path stateDir, CliOptions options) {
@@ -112,6 +141,9 @@ public final class LocalStackCli {
                 .bindAddress(options.bindAddress())
                 .readyTimeout(Duration.ofSeconds(options.timeoutSeconds()))
                 .progress(progress::update);
+        if (options.deployment() != null) {
+            builder.deploymentFile(options.deployment());
+        }
         if (options.basePort() > 0) {
             int base = options.basePort();
             builder.kafkaPorts(base, base + 1).conductorPort(base + 2).workerBasePort(base + 3);

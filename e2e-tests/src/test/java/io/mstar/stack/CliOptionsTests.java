@@ -46,7 +46,8 @@ class CliOptionsTests {
     @Test
     void usageHasOneLinePerCommandAndOption() {
         for (String word : List.of("up ", "status ", "down ", "help ", "--workers N ", "--conductor-port P ",
-                "--base-port P ", "--topic-prefix X ", "--bind ADDRESS ", "--timeout SECONDS ", "--state-dir DIR ", "--rebuild ")) {
+                "--base-port P ", "--topic-prefix X ", "--bind ADDRESS ", "--timeout SECONDS ", "--state-dir DIR ", "--rebuild ",
+                "--deployment FILE ")) {
             assertThat(CliUsage.TEXT.lines().filter(line -> line.startsWith("  " + word))).as(word).hasSize(1);
         }
         assertThat(CliUsage.TEXT).doesNotContain("\u001b");
@@ -82,5 +83,32 @@ class CliOptionsTests {
 
         CliOptions.forget(runDir);
         assertThat(CliOptions.recorded(runDir)).isEmpty();
+    }
+
+    @Test
+    void aDeploymentFileSetsTheWorkersItNeedsUnlessMoreAreAskedForAndIsRecorded(@TempDir Path dir) throws Exception {
+        Path file = java.nio.file.Files.writeString(dir.resolve("d.yaml"), """
+                models:
+                  - name: counter
+                    node_groups: [{node_names: [embed, offset, detok, count, step], workers: [2]}]
+                """);
+        CliOptions options = LocalStackCli.withDeploymentWorkers(
+                CliOptions.parse(new String[] {"up", "--deployment", file.toString()}));
+        assertThat(options.workers()).isEqualTo(3);
+        assertThat(options.deployment()).isEqualTo(file.toAbsolutePath().normalize());
+        assertThat(LocalStackCli.withDeploymentWorkers(CliOptions.parse(new String[] {"up", "--deployment",
+                file.toString(), "--workers", "4"})).workers()).isEqualTo(4);
+        assertThatThrownBy(() -> LocalStackCli.withDeploymentWorkers(CliOptions.parse(new String[] {"up",
+                "--deployment", file.toString(), "--workers", "2"}))).hasMessageContaining("places nodes on worker 2")
+                .hasMessageContaining("start 3 workers");
+        assertThatThrownBy(() -> LocalStackCli.withDeploymentWorkers(CliOptions.parse(new String[] {"up",
+                "--deployment", dir.resolve("absent.yaml").toString()}))).hasMessageContaining("absent.yaml");
+
+        Path runDir = dir.resolve("run");
+        options.record(runDir);
+        CliOptions recorded = CliOptions.recorded(runDir).orElseThrow();
+        assertThat(recorded.deployment()).isEqualTo(options.deployment());
+        assertThat(recorded.workers()).isEqualTo(3);
+        assertThat(CliOptions.parse(new String[] {"up"}).conflictsWith(recorded)).isEmpty();
     }
 }

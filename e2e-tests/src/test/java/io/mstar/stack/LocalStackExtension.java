@@ -22,6 +22,7 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterEachCa
     private final int workers;
     private int[] admission;
     private String deploymentYaml;
+    private Path deploymentFile;
     private Duration baselineSettle;
     private LocalStack stack;
     private MstarClient client;
@@ -44,6 +45,12 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterEachCa
     /** The deployment config this class's stack serves (see {@link LocalStack.Builder#deploymentYaml}). */
     public LocalStackExtension deployment(String yaml) {
         this.deploymentYaml = yaml;
+        return this;
+    }
+
+    /** A deployment config file served where it lies, relative to the project root (see {@link LocalStack.Builder#deploymentFile}). */
+    public LocalStackExtension deploymentFile(String relativeToRoot) {
+        this.deploymentFile = Path.of(relativeToRoot);
         return this;
     }
 
@@ -83,6 +90,9 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterEachCa
         }
         if (deploymentYaml != null) {
             builder.deploymentYaml(deploymentYaml);
+        }
+        if (deploymentFile != null) {
+            builder.deploymentFile(layout.root().resolve(deploymentFile));
         }
         stack = builder.start();
         started = stack.processes();

@@ -65,10 +65,33 @@ public record ConfigDigest(String hex) {
                 groups.add(g);
             }
             m.put("node_groups", groups);
+            model.onnx().ifPresent(onnx -> m.put("onnx", onnxForm(onnx)));
             models.add(m);
         }
         root.put("models", models);
         return JSON.writeValueAsString(root);
+    }
+
+    /** The ONNX section as written, with defaults applied; the files' bytes are not hashed (the conductor never reads them). */
+    private static Map<String, Object> onnxForm(OnnxModelConfig onnx) {
+        Map<String, Object> o = new TreeMap<>();
+        o.put("inputs", new TreeMap<>(onnx.inputs()));
+        o.put("outputs", onnx.outputs());
+        List<Object> nodes = new ArrayList<>();
+        for (OnnxNodeConfig n : onnx.nodes()) {
+            Map<String, Object> m = new TreeMap<>();
+            m.put("name", n.name());
+            m.put("file", n.file());
+            m.put("inputs", new TreeMap<>(n.inputs()));
+            m.put("outputs", new TreeMap<>(n.outputs()));
+            m.put("batching", n.batching());
+            m.put("pad_axes", n.padAxes());
+            n.mask().ifPresent(mask -> m.put("mask", mask));
+            n.threads().ifPresent(t -> m.put("threads", t));
+            nodes.add(m);
+        }
+        o.put("nodes", nodes);
+        return o;
     }
 
     @Override

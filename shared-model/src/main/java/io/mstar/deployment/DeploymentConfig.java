@@ -40,7 +40,7 @@ public record DeploymentConfig(int maxConcurrentRequests, int maxQueuedRequests,
 
     /** Parses YAML text; {@code source} names the origin in error messages (a path or resource name). */
     public static DeploymentConfig parse(String yaml, String source) {
-        return new DeploymentConfigParser(source).parse(yaml);
+        return new DeploymentConfigParser(source, null).parse(yaml);
     }
 
     /** Loads and validates the file at {@code path}. */
@@ -51,7 +51,8 @@ public record DeploymentConfig(int maxConcurrentRequests, int maxQueuedRequests,
         } catch (IOException e) {
             throw new DeploymentConfigException(path.toString(), "", "cannot read file: " + e, e);
         }
-        return parse(text, path.toString());
+        Path folder = path.toAbsolutePath().getParent();
+        return new DeploymentConfigParser(path.toString(), folder).parse(text);
     }
 
     /** Loads the built-in default ({@link #DEFAULT_RESOURCE}): two workers, model {@code counter}. */

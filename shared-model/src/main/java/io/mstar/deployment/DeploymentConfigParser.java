@@ -1,5 +1,6 @@
 package io.mstar.deployment;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -24,9 +25,12 @@ final class DeploymentConfigParser {
     private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h)?");
 
     private final String source;
+    /** Where relative ONNX file names resolve: the deployment file's folder; null for a resource or text. */
+    private final Path baseDir;
 
-    DeploymentConfigParser(String source) {
+    DeploymentConfigParser(String source, Path baseDir) {
         this.source = source;
+        this.baseDir = baseDir;
     }
 
     DeploymentConfig parse(String yaml) {
@@ -61,7 +65,7 @@ final class DeploymentConfigParser {
 
     private ModelConfig parseModel(JsonNode node, String path) {
         requireObject(node, path);
-        allowOnly(node, path, Set.of("name", "kv_cache", "node_groups"));
+        allowOnly(node, path, Set.of("name", "kv_cache", "node_groups", "onnx"));
         String name = requireString(node, path, "name");
         Optional<KvCacheConfig> kvCache = Optional.empty();
         JsonNode kv = node.get("kv_cache");
@@ -85,7 +89,123 @@ final class DeploymentConfigParser {
             }
             parsed.add(group);
         }
-        return new ModelConfig(name, kvCache, parsed);
+        Optional<OnnxModelConfig> onnx = Optional.empty();
+        JsonNode onnxNode = node.get("onnx");
+        if (onnxNode != null && !onnxNode.isNull()) {
+            onnx = Optional.of(parseOnnx(onnxNode, path + ".onnx"));
+        }
+        return new ModelConfig(name, kvCache, parsed, onnx);
+    }
+
+    private OnnxModelConfig parseOnnx(JsonNode node, String path) {
+        requireObject(node, path);
+        allowOnly(node, path, Set.of("inputs", "outputs", "nodes"));
+        Map<String, String> inputs = stringMap(node, path, "inputs");
+        List<String> outputs = stringList(requireNonEmptyArray(node, path, "outputs"), path + ".outputs");
+        JsonNode nodes = requireNonEmptyArray(node, path, "nodes");
+        List<OnnxNodeConfig> parsed = new ArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            parsed.add(parseOnnxNode(nodes.get(i), path + ".nodes[" + i + "]"));
+        }
+        checkSignals(inputs, outputs, parsed, path);
+        return new OnnxModelConfig(inputs, outputs, parsed);
+    }
+
+    /**
+     * Every node input is a request input or an earlier node's output; every signal has one producer; every node
+     * output goes to a later node or to the client; every model output is produced.
+     */
+    private void checkSignals(Map<String, String> inputs, List<String> outputs, List<OnnxNodeConfig> nodes,
+            String path) {
+        Set<String> available = new HashSet<>(inputs.keySet());
+        Set<String> nodeNames = new HashSet<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            OnnxNodeConfig node = nodes.get(i);
+            String nodePath = path + ".nodes[" + i + "]";
+            if (!nodeNames.add(node.name())) {
+                throw fail(nodePath + ".name", "node '" + node.name() + "' is listed twice");
+            }
+            for (String signal : node.inputs().keySet()) {
+                if (!available.contains(signal)) {
+                    throw fail(nodePath + ".inputs." + signal, "is neither a request input " + inputs.keySet()
+                            + " nor an output of an earlier node");
+                }
+            }
+            for (String signal : node.outputs().values()) {
+                if (!available.add(signal)) {
+                    throw fail(nodePath + ".outputs", "signal '" + signal + "' is produced twice (or is a request "
+                            + "input)");
+                }
+                boolean consumed = outputs.contains(signal) || nodes.subList(i + 1, nodes.size()).stream()
+                        .anyMatch(later -> later.inputs().containsKey(signal));
+                if (!consumed) {
+                    throw fail(nodePath + ".outputs", "signal '" + signal + "' goes nowhere: no later node takes it "
+                            + "and it is not in outputs");
+                }
+            }
+        }
+        for (int i = 0; i < outputs.size(); i++) {
+            if (!available.contains(outputs.get(i)) || inputs.containsKey(outputs.get(i))) {
+                throw fail(path + ".outputs[" + i + "]", "'" + outputs.get(i) + "' is no node's output");
+            }
+        }
+    }
+
+    private OnnxNodeConfig parseOnnxNode(JsonNode node, String path) {
+        requireObject(node, path);
+        allowOnly(node, path, Set.of("name", "file", "inputs", "outputs", "batching", "pad_axes", "mask", "threads"));
+        String name = requireString(node, path, "name");
+        String file = requireString(node, path, "file");
+        if (!file.startsWith("classpath:") && baseDir != null && !Path.of(file).isAbsolute()) {
+            file = baseDir.resolve(file).normalize().toString();
+        }
+        Map<String, String> inputs = stringMap(node, path, "inputs");
+        Map<String, String> outputs = stringMap(node, path, "outputs");
+        String batching = OnnxNodeConfig.PER_REQUEST;
+        if (node.get("batching") != null && !node.get("batching").isNull()) {
+            batching = requireString(node, path, "batching");
+            if (!batching.equals(OnnxNodeConfig.PER_REQUEST) && !batching.equals(OnnxNodeConfig.PAD)) {
+                throw fail(path + ".batching", "must be " + OnnxNodeConfig.PER_REQUEST + " or " + OnnxNodeConfig.PAD
+                        + ", was '" + batching + "'");
+            }
+        }
+        List<String> padAxes = List.of();
+        if (node.get("pad_axes") != null && !node.get("pad_axes").isNull()) {
+            padAxes = stringList(requireNonEmptyArray(node, path, "pad_axes"), path + ".pad_axes");
+        }
+        Optional<String> mask = node.get("mask") == null || node.get("mask").isNull() ? Optional.empty()
+                : Optional.of(requireString(node, path, "mask"));
+        if (batching.equals(OnnxNodeConfig.PER_REQUEST) && (!padAxes.isEmpty() || mask.isPresent())) {
+            throw fail(path + (padAxes.isEmpty() ? ".mask" : ".pad_axes"), "is for batching: pad; per_request pads "
+                    + "nothing");
+        }
+        if (batching.equals(OnnxNodeConfig.PAD) && padAxes.isEmpty()) {
+            throw fail(path + ".pad_axes", "is required with batching: pad (the graph's axis names that vary per "
+                    + "request)");
+        }
+        Optional<Integer> threads = node.get("threads") == null || node.get("threads").isNull() ? Optional.empty()
+                : Optional.of(requireInt(node, path, "threads", 1));
+        return new OnnxNodeConfig(name, file, inputs, outputs, batching, padAxes, mask, threads);
+    }
+
+    /** A non-empty mapping of non-blank names to non-blank names, in declared order. */
+    private Map<String, String> stringMap(JsonNode parent, String path, String key) {
+        JsonNode node = parent.get(key);
+        String keyPath = join(path, key);
+        if (node == null || node.isNull()) {
+            throw fail(keyPath, "is required");
+        }
+        if (!node.isObject() || node.isEmpty()) {
+            throw fail(keyPath, "must be a non-empty mapping of names");
+        }
+        Map<String, String> values = new java.util.LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> entry : node.properties()) {
+            if (entry.getKey().isBlank() || !entry.getValue().isString() || entry.getValue().stringValue().isBlank()) {
+                throw fail(join(keyPath, entry.getKey()), "must map a name to a non-empty string");
+            }
+            values.put(entry.getKey(), entry.getValue().stringValue());
+        }
+        return values;
     }
 
     private NodeGroupConfig parseGroup(JsonNode node, String path) {

@@ -1,5 +1,7 @@
 package io.mstar.model;
 
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.deployment.ModelConfig;
 import io.mstar.graph.GraphModelException;
 import io.mstar.graph.ModelGraph;
 
@@ -33,6 +35,19 @@ public final class ModelGraphs {
             throw new GraphModelException("model '" + model + "'", "is not in the catalog " + names());
         }
         return graph.get();
+    }
+
+    /**
+     * The graphs of every model {@code config} serves, keyed by name, in its order: a built-in model's from the
+     * catalog, a model made of ONNX files from its {@code onnx} section ({@link OnnxModels}).
+     */
+    public static Map<String, ModelGraph> of(DeploymentConfig config) {
+        Map<String, ModelGraph> graphs = new LinkedHashMap<>();
+        for (ModelConfig model : config.models()) {
+            graphs.put(model.name(), model.onnx().map(onnx -> OnnxModels.graph(model.name(), onnx))
+                    .orElseGet(() -> of(model.name())));
+        }
+        return graphs;
     }
 
     /** The graphs of {@code models}, keyed by name, in the order given. */

@@ -28,8 +28,8 @@ class LifecycleConfiguration {
     }
 
     @Bean
-    ConductorPolicies conductorPolicies() {
-        return ConductorPolicies.builtIn();
+    ConductorPolicies conductorPolicies(DeploymentConfig config) {
+        return ConductorPolicies.forDeployment(config);
     }
 
     @Bean

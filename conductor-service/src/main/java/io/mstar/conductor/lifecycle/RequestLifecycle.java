@@ -111,8 +111,7 @@ public final class RequestLifecycle {
         this.meters = meters;
         this.drainTimeout = drainTimeout;
         this.clock = clock;
-        List<String> names = config.models().stream().map(ModelConfig::name).toList();
-        var graphs = ModelGraphs.of(names);
+        var graphs = ModelGraphs.of(config);
         List<WorkerGraph> split = WorkerGraphSplit.split(config, graphs);
         for (ModelConfig model : config.models()) {
             models.put(model.name(), new ModelTopology(model, graphs.get(model.name()), split));

@@ -1,5 +1,10 @@
 package io.mstar.conductor.model;
 
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.deployment.ModelConfig;
+import io.mstar.model.OnnxModels;
+
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +26,19 @@ public final class ConductorPolicies {
     /** Every built-in policy. */
     public static ConductorPolicies builtIn() {
         return new ConductorPolicies(List.of(new CounterPolicy(), new ToyTtsPolicy(), new MiniLmPolicy()));
+    }
+
+    /**
+     * The built-in policies, and the stock {@link SinglePassPolicy} for each model of {@code config} made of ONNX
+     * files.
+     */
+    public static ConductorPolicies forDeployment(DeploymentConfig config) {
+        List<ConductorPolicy> policies = new ArrayList<>(builtIn().byModel.values());
+        for (ModelConfig model : config.models()) {
+            model.onnx().ifPresent(onnx -> policies.add(new SinglePassPolicy(model.name(), onnx.inputs(),
+                    OnnxModels.RUN)));
+        }
+        return new ConductorPolicies(policies);
     }
 
     public Optional<ConductorPolicy> of(String model) {

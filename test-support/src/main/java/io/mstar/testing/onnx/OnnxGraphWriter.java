@@ -1,4 +1,4 @@
-package io.mstar.worker.kernel.onnx;
+package io.mstar.testing.onnx;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -19,11 +19,11 @@ import com.google.protobuf.CodedOutputStream;
  * TypeProto tensor_type = 1 (elem_type = 1, shape = 2); TensorShapeProto dim = 1 (dim_value = 1, dim_param = 2);
  * TensorProto dims = 1, data_type = 2, name = 8, raw_data = 9.
  */
-final class OnnxGraphWriter {
+public final class OnnxGraphWriter {
 
-    static final int FLOAT = 1;
-    static final int INT32 = 6;
-    static final int INT64 = 7;
+    public static final int FLOAT = 1;
+    public static final int INT32 = 6;
+    public static final int INT64 = 7;
 
     private static final int IR_VERSION = 8;
     private static final int OPSET = 17;
@@ -36,18 +36,18 @@ final class OnnxGraphWriter {
     private final List<byte[]> outputs = new ArrayList<>();
 
     /** A graph input; each dim is a Long (fixed) or a String (a named free axis). */
-    OnnxGraphWriter input(String name, int elemType, Object... dims) {
+    public OnnxGraphWriter input(String name, int elemType, Object... dims) {
         inputs.add(valueInfo(name, elemType, dims));
         return this;
     }
 
-    OnnxGraphWriter output(String name, int elemType, Object... dims) {
+    public OnnxGraphWriter output(String name, int elemType, Object... dims) {
         outputs.add(valueInfo(name, elemType, dims));
         return this;
     }
 
     /** A float32 constant of shape {@code dims}. */
-    OnnxGraphWriter initializer(String name, float[] values, long... dims) {
+    public OnnxGraphWriter initializer(String name, float[] values, long... dims) {
         Message t = new Message();
         for (long d : dims) {
             t.int64(1, d);
@@ -62,7 +62,7 @@ final class OnnxGraphWriter {
     }
 
     /** A node; {@code attributes} alternate name and value (an Integer/Long is an INT, a Float a FLOAT). */
-    OnnxGraphWriter node(String opType, List<String> in, List<String> out, Object... attributes) {
+    public OnnxGraphWriter node(String opType, List<String> in, List<String> out, Object... attributes) {
         Message n = new Message();
         in.forEach(i -> n.string(1, i));
         out.forEach(o -> n.string(2, o));
@@ -84,7 +84,7 @@ final class OnnxGraphWriter {
         return this;
     }
 
-    byte[] toBytes() {
+    public byte[] toBytes() {
         Message graph = new Message();
         nodes.forEach(n -> graph.message(1, n));
         graph.string(2, "test");
@@ -101,7 +101,7 @@ final class OnnxGraphWriter {
         return model.toBytes();
     }
 
-    Path writeTo(Path file) {
+    public Path writeTo(Path file) {
         try {
             return Files.write(file, toBytes());
         } catch (IOException e) {

@@ -21,6 +21,7 @@ import io.mstar.tensor.device.Device;
 import io.mstar.tensor.transport.DataPlaneTls;
 import io.mstar.tensor.transport.ReadGrants;
 import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.onnx.OnnxModelKernels;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
 
@@ -45,6 +46,7 @@ class EngineConfiguration {
         models.add(WorkerDevices.counterKernels(data.device()));
         models.add(ToyTtsKernels.forDevice(data.device()));
         WorkerDevices.miniLmKernels(data.device(), config, identity.self(), minilm.cuda()).ifPresent(models::add);
+        models.addAll(OnnxModelKernels.forWorker(config, identity.self().workerOrdinal()));
         return new KernelCatalog(models);
     }
 
@@ -85,8 +87,7 @@ class EngineConfiguration {
     EngineLoop engineLoop(ControlIdentity identity, WorkerProperties worker, EngineProperties engine, Outbox outbox,
             InboxPosition position, SetupDoneAcks acks, DeploymentConfig config, KernelCatalog kernels,
             WorkerDataPlane data, EngineMeters meters, MeterRegistry registry) {
-        List<WorkerGraph> graphs = WorkerGraphSplit.split(config, ModelGraphs.of(config.models().stream()
-                .map(m -> m.name()).toList()));
+        List<WorkerGraph> graphs = WorkerGraphSplit.split(config, ModelGraphs.of(config));
         return new EngineLoop(identity.self(), worker.setupDoneInterval(), outbox, position, acks,
                 executor -> new WorkerEngine(identity.self(), engine, graphs, kernels, data.parts(), outbox, executor, meters,
                         KvCaches.of(config, registry, engine.kvHostPoolFactor())), meters);

@@ -136,7 +136,7 @@ public final class OnnxNodeKernel implements NodeKernel, AutoCloseable {
     private void checkGraph(Set<String> graphInputs) {
         for (Port p : inputs) {
             OnnxJavaType declared = spec.dtypes().get(p.signal());
-            if (declared != p.type()) {
+            if (declared != null && declared != p.type()) {
                 throw new OnnxModelException("signal '" + p.signal() + "' is declared " + declared + ", but input '"
                         + p.name() + "' of ONNX model " + spec.model() + " takes " + p.type());
             }

@@ -16,7 +16,9 @@ import ai.onnxruntime.OnnxJavaType;
  * @param inputs         node input signal to the graph input it feeds
  * @param outputs        graph output to the node output signal it becomes
  * @param dtypes         node input signal to the element type its graph input takes ({@code FLOAT}, {@code INT64},
- *                       {@code INT32}, ...); a call's tensor must carry that type's wire name ({@code float32}, ...)
+ *                       {@code INT32}, ...), checked against the graph at load; a signal left out takes the graph
+ *                       input's own type (a deployment file names no ORT types). A call's tensor must carry that
+ *                       type's wire name ({@code float32}, ...)
  * @param batching       one run per call, or one padded run per batch
  * @param padAxes        for {@link Batching#PAD}: the symbolic axis names of the graph ({@code dim_param}, say
  *                       {@code sequence_length}) padded to the batch's longest; every input and output axis of that
@@ -48,10 +50,7 @@ public record OnnxNodeSpec(String model, Map<String, String> inputs, Map<String,
         Objects.requireNonNull(dtypes, "dtypes");
         for (String signal : inputs.keySet()) {
             OnnxJavaType type = dtypes.get(signal);
-            if (type == null) {
-                throw new IllegalArgumentException("dtypes has no element type for input signal '" + signal + "'");
-            }
-            if (!OrtTensors.supported(type)) {
+            if (type != null && !OrtTensors.supported(type)) {
                 throw new IllegalArgumentException("dtypes['" + signal + "'] is " + type + ", which is not passed to "
                         + "ONNX Runtime here");
             }

@@ -1,5 +1,7 @@
 package io.mstar.worker.kernel.onnx;
 
+import io.mstar.testing.onnx.OnnxGraphWriter;
+
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;

@@ -34,8 +34,8 @@ class OnnxNodeSpecTests {
         refused(() -> OnnxNodeSpec.perRequest("m.onnx", Map.of(), OUT, TYPES), "inputs");
         refused(() -> OnnxNodeSpec.perRequest("m.onnx", IN, Map.of(), TYPES), "outputs");
         refused(() -> OnnxNodeSpec.perRequest("m.onnx", Map.of("text", " "), OUT, TYPES), "inputs maps a blank name");
-        refused(() -> OnnxNodeSpec.perRequest("m.onnx", IN, OUT, Map.of()), "dtypes has no element type for input "
-                + "signal 'text'");
+        // a signal without a declared type takes the graph's: no refusal
+        assertThat(OnnxNodeSpec.perRequest("m.onnx", IN, OUT, Map.of()).dtypes()).isEmpty();
         Map<String, OnnxJavaType> extra = new HashMap<>(TYPES);
         extra.put("image", OnnxJavaType.FLOAT);
         refused(() -> OnnxNodeSpec.perRequest("m.onnx", IN, OUT, extra), "dtypes names 'image'");

@@ -1,5 +1,7 @@
 package io.mstar.worker.kernel.onnx;
 
+import io.mstar.testing.onnx.OnnxGraphWriter;
+
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;

@@ -48,7 +48,8 @@ import io.mstar.worker.kv.TokenSampler;
  *
  * <p>Publishes {@code mstar.worker.kv.pages{model,node,state=used|free|offloaded|host_free}},
  * {@code mstar.worker.kv.pool} (bytes), {@code mstar.worker.kv.moves{model,node,move=offload|reload}} and
- * {@code mstar.worker.kv.page.wait} (time a request waited for pages). Owned by the engine loop; gauges read values
+ * {@code mstar.worker.kv.page.wait} (time a request waited for pages) and {@code mstar.worker.kv.waiting} (requests
+ * waiting for pages now). Owned by the engine loop; gauges read values
  * it publishes.
  */
 public final class KvCaches implements AutoCloseable {
@@ -57,6 +58,7 @@ public final class KvCaches implements AutoCloseable {
     static final String KV_POOL = "mstar.worker.kv.pool";
     static final String KV_MOVES = "mstar.worker.kv.moves";
     static final String KV_PAGE_WAIT = "mstar.worker.kv.page.wait";
+    static final String KV_WAITING = "mstar.worker.kv.waiting";
     /** Host pages per device page when the worker does not say ({@code mstar.worker.engine.kv-host-pool-factor}). */
     public static final double DEFAULT_HOST_POOL_FACTOR = 4.0;
 
@@ -71,6 +73,8 @@ public final class KvCaches implements AutoCloseable {
         volatile int free;
         volatile int offloaded;
         volatile int hostFree;
+        /** Requests whose step waits for pages now (written on the loop, read by the gauge). */
+        volatile int waiting;
 
         NodeCache(KvCache cache) {
             this.cache = cache;
@@ -250,8 +254,25 @@ public final class KvCaches implements AutoCloseable {
         }
     }
 
+    /** A request's step started waiting for pages of {@code model}'s {@code node}. */
+    void waitStarted(String model, String node) {
+        NodeCache c = caches.get(model + "/" + node);
+        if (c != null) {
+            c.waiting++;
+        }
+    }
+
+    /** A request stopped waiting for pages without being admitted (it ended, failed or left the node). */
+    void waitEnded(String model, String node) {
+        NodeCache c = caches.get(model + "/" + node);
+        if (c != null && c.waiting > 0) {
+            c.waiting--;
+        }
+    }
+
     /** A request admitted after waiting {@code nanos} for pages. */
     void waited(String model, String node, long nanos) {
+        waitEnded(model, node);
         NodeCache c = caches.get(model + "/" + node);
         if (c != null && c.pageWait != null) {
             c.pageWait.record(nanos, TimeUnit.NANOSECONDS);
@@ -304,7 +325,12 @@ public final class KvCaches implements AutoCloseable {
                 .tag("node", node).tag("move", "offload").description(moves).register(registry));
         c.meters.add(FunctionCounter.builder(KV_MOVES, c.moves, KvMoves::reloads).tag("model", model)
                 .tag("node", node).tag("move", "reload").description(moves).register(registry));
+        c.meters.add(Gauge.builder(KV_WAITING, c, x -> x.waiting).tag("model", model).tag("node", node)
+                .baseUnit("requests").description("Requests whose step waits for KV pages now, per node")
+                .register(registry));
         c.pageWait = Timer.builder(KV_PAGE_WAIT).tag("model", model).tag("node", node)
+                .publishPercentileHistogram().minimumExpectedValue(java.time.Duration.ofMillis(1))
+                .maximumExpectedValue(java.time.Duration.ofSeconds(60))
                 .description("Time a request's step waited for KV pages before it was admitted").register(registry);
         c.meters.add(c.pageWait);
     }

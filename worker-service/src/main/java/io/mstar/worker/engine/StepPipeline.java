@@ -117,7 +117,10 @@ final class StepPipeline {
     /** A call that could not get its KV pages now: it waits, its node still queued, until pages move. */
     private void waitForPages(ReadyItem item) {
         waiting.add(item);
-        waitingSince.putIfAbsent(item.node(), System.nanoTime());
+        if (waitingSince.putIfAbsent(item.node(), System.nanoTime()) == null) {
+            Scheduler.Key key = Scheduler.key(item);
+            kv.waitStarted(key.model(), key.node());
+        }
     }
 
     /**
@@ -133,7 +136,7 @@ final class StepPipeline {
             boolean gone = !engine.live(item.request()) || !item.request().schedulable();
             if (gone) {
                 item.node().queued = false;
-                waitingSince.remove(item.node());
+                stopWaiting(item);
             }
             return gone;
         });
@@ -153,10 +156,18 @@ final class StepPipeline {
             if (waitingIds.containsAll(kv.residentRequests(key.model(), key.node()))) {
                 ReadyItem youngest = waiting.remove(waiting.size() - 1);
                 youngest.node().queued = false;
-                waitingSince.remove(youngest.node());
+                stopWaiting(youngest);
                 engine.fail(youngest.request(), WorkerErrorType.OUT_OF_PAGES, "every request holding node "
                         + key.node() + "'s KV pages waits for more and the host page pool has no room to offload one");
             }
+        }
+    }
+
+    /** {@code item} leaves the wait for pages without being admitted. */
+    private void stopWaiting(ReadyItem item) {
+        if (waitingSince.remove(item.node()) != null) {
+            Scheduler.Key key = Scheduler.key(item);
+            kv.waitEnded(key.model(), key.node());
         }
     }
 

@@ -45,7 +45,10 @@ class KvPressureTests extends ToyLmWorkers {
         assertThat(reqs.stream().mapToInt(KvCacheEngineTests.Req::pages).sum()).as("pages wanted")
                 .isGreaterThan(2 * KvCacheEngineTests.MAX_PAGES - 1);
         reqs.forEach(r -> conductor.start(r.id(), List.of(r.pass())));
+        // the gauge shows the requests whose step waits for pages while they wait, and none once all are done
+        conductor.pumpUntil(() -> waiting() > 0, TIMEOUT);
         conductor.pumpUntilRemoved(TIMEOUT);
+        assertThat(waiting()).as("requests waiting for pages after the run").isZero();
 
         for (KvCacheEngineTests.Req r : reqs) {
             ToyConductor.Run run = conductor.runs.get(r.id());
@@ -60,4 +63,10 @@ class KvPressureTests extends ToyLmWorkers {
                 .isPositive();
         System.out.printf("KvPressureTests: seed %d, %.0f offloads, %.0f reloads%n", seed, offloads, reloads);
     } // everythingIsFreed: no page held on the device nor in the host pool
+
+    private double waiting() {
+        // the cache, and its gauges, exist from the node's first step on
+        var gauge = w0.registry.find(KvCaches.KV_WAITING).tags("node", KvCacheEngineTests.LM).gauge();
+        return gauge == null ? 0 : gauge.value();
+    }
 }

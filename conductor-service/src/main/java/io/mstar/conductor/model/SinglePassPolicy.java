@@ -6,7 +6,7 @@ import java.util.Map;
 import io.mstar.graph.ModelGraph;
 
 /**
- * The stock policy of a single-pass model (docs/models.md#the-conductor-policy), such as one made of ONNX files:
+ * The stock policy of a single-pass model (docs/models.md#decisions), such as one made of ONNX files:
  * one pass of {@code walk} with the client's inputs, then done. Nothing is persisted; the walk's outputs reach the
  * client as they are produced. Shapes are the model's business: a worker whose node cannot take an input fails the
  * request with the node's message.

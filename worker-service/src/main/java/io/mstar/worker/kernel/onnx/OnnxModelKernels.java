@@ -52,7 +52,7 @@ public final class OnnxModelKernels {
                 }
             }
         } catch (RuntimeException e) {
-            // the sessions opened before the failing one
+            // the kernels loaded before the failing one
             for (OnnxNodeKernel k : opened) {
                 k.close();
             }

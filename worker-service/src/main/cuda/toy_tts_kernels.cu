@@ -239,3 +239,62 @@ extern "C" __global__ void toy_tts_forward(u64 weightsAddr, u64 poolAddr, u64 jo
         }
     }
 }
+
+// ---- resident planning (docs/resident-planning.md): the lm's gather and EOS ramp inside a captured decode step.
+// The upload (io.mstar.worker.resident.ResidentUpload): int32 [count, padded, runs], then maxRows slots.
+#define TTS_RES_COUNT 0
+#define TTS_RES_SLOTS 3
+#define TTS_EOS 257
+#define TTS_EOS_RAMP 0.4f
+#define TTS_EOS_ONSET 24
+
+// One job per row for toy_tts_forward: a real row feeds its token at its sequence length, its pages read off its
+// row of the page table; a padding row feeds nothing and wants no logits.
+extern "C" __global__ void toy_tts_resident_gather(u64 uploadAddr, u64 narrowAddr, u64 cols, u64 tokenColumn,
+                                                   u64 seqLenColumn, u64 pageWidth, u64 jobsAddr, u64 tokensAddr,
+                                                   u64 padded) {
+    const int *up = reinterpret_cast<const int *>(uploadAddr);
+    const int *narrow = reinterpret_cast<const int *>(narrowAddr);
+    int *jobs = reinterpret_cast<int *>(jobsAddr);
+    int *tokens = reinterpret_cast<int *>(tokensAddr);
+    int count = up[TTS_RES_COUNT];
+    for (int j = threadIdx.x; j < (int)padded; j += blockDim.x) {
+        int *job = jobs + j * TTS_JOB_INTS;
+        if (j < count) {
+            int slot = up[TTS_RES_SLOTS + j];
+            const int *row = narrow + (u64)slot * cols;
+            job[0] = j;
+            job[1] = 1;
+            job[2] = row[seqLenColumn];
+            job[3] = slot * (int)pageWidth;
+            job[4] = j;
+            tokens[j] = row[tokenColumn];
+        } else {
+            job[0] = 0;
+            job[1] = 0;
+            job[2] = 0;
+            job[3] = 0;
+            job[4] = -1;
+            tokens[j] = 0;
+        }
+    }
+}
+
+// ToyTtsLmKernel's EOS ramp on each real row's logits: masked with ignore_eos, else + EOS_RAMP * (generated - ONSET),
+// rounded as the host's float arithmetic (no fused multiply-add).
+extern "C" __global__ void toy_tts_resident_bias(u64 uploadAddr, u64 narrowAddr, u64 cols, u64 generatedColumn,
+                                                 u64 ignoreEosColumn, u64 logitsAddr) {
+    const int *up = reinterpret_cast<const int *>(uploadAddr);
+    const int *narrow = reinterpret_cast<const int *>(narrowAddr);
+    float *logits = reinterpret_cast<float *>(logitsAddr);
+    int count = up[TTS_RES_COUNT];
+    for (int j = threadIdx.x; j < count; j += blockDim.x) {
+        const int *row = narrow + (u64)up[TTS_RES_SLOTS + j] * cols;
+        float *eos = logits + (u64)j * TTS_VOCAB + TTS_EOS;
+        if (row[ignoreEosColumn]) {
+            *eos = -INFINITY;
+        } else {
+            *eos = __fadd_rn(*eos, __fmul_rn(TTS_EOS_RAMP, (float)(row[generatedColumn] - TTS_EOS_ONSET)));
+        }
+    }
+}

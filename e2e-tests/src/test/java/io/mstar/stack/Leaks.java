@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 
 /**
- * Live tensors, device bytes beyond the KV pools, KV pages and arena bytes in use, and active requests on every
+ * Live tensors, device bytes beyond the KV pools and resident tables, KV pages and arena bytes in use, and active requests on every
  * process of a stack, read from their Prometheus scrapes. An idle stack holds none: anything left is a leak (or
  * something freed late, which the wait absorbs).
  */
@@ -25,9 +25,10 @@ final class Leaks {
                 }
                 PrometheusScrape scrape = new PrometheusScrape(HttpProbe.body(worker.prometheusUrl(), HTTP_TIMEOUT));
                 assertThat(scrape.sum("mstar_worker_tensors_live")).as("%s live tensors", worker.name()).isZero();
-                // KV-cache pools are held for the worker's life, so only bytes beyond them are a leak.
+                // KV-cache pools and resident tables are held for the worker's life: only bytes beyond them leak.
                 assertThat(scrape.sum("mstar_worker_device_memory_used_bytes")).as("%s device bytes", worker.name())
-                        .isEqualTo(scrape.sum("mstar_worker_kv_pool_bytes"));
+                        .isEqualTo(scrape.sum("mstar_worker_kv_pool_bytes")
+                                + scrape.sum("mstar_worker_resident_tables_bytes"));
                 assertThat(scrape.sum("mstar_worker_kv_pages", java.util.Map.of("state", "used")))
                         .as("%s KV pages in use", worker.name()).isZero();
                 assertThat(scrape.sum("mstar_worker_kv_pages", java.util.Map.of("state", "offloaded")))

@@ -24,6 +24,7 @@ import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.onnx.OnnxModelKernels;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
+import io.mstar.worker.resident.ResidentRefusals;
 
 /** The engine loop, its engine and data plane, and what they publish. */
 @Configuration(proxyBeanMethods = false)
@@ -41,13 +42,17 @@ class EngineConfiguration {
      */
     @Bean(destroyMethod = "close")
     KernelCatalog kernelCatalog(WorkerDataPlane data, DeploymentConfig config, ControlIdentity identity,
-            MiniLmProperties minilm) {
+            MiniLmProperties minilm, ResidentProperties resident, MeterRegistry registry) {
         List<ModelKernels> models = new ArrayList<>();
         models.add(WorkerDevices.counterKernels(data.device()));
-        models.add(ToyTtsKernels.forDevice(data.device()));
+        models.add(ToyTtsKernels.forDevice(data.device(), resident.settings(), registry));
         WorkerDevices.miniLmKernels(data.device(), config, identity.self(), minilm.cuda()).ifPresent(models::add);
         models.addAll(OnnxModelKernels.forWorker(config, identity.self().workerOrdinal()));
-        return new KernelCatalog(models);
+        KernelCatalog catalog = new KernelCatalog(models);
+        if (resident.settings().mode().enabled(data.device().kind())) {
+            ResidentRefusals.report(catalog, registry);
+        }
+        return catalog;
     }
 
     /**

@@ -215,7 +215,7 @@ public final class KvCaches implements AutoCloseable {
     private KvStep step(KvCache cache, NodeCall call, String node, int first, int n) {
         String id = call.requestId();
         return new KvStep(id, cache.pool(), cache.layout(), cache.pages(id), first, n, sampling(call, node),
-                call.info().randomSeed(), sampler);
+                call.info().randomSeed(), sampler, cache.residentLease(id));
     }
 
     /** Offloads victims until {@code need} device pages are free or no victim is left that the host pool takes. */

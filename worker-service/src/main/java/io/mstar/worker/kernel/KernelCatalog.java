@@ -30,6 +30,11 @@ public final class KernelCatalog implements AutoCloseable {
         return kernels;
     }
 
+    /** Every model's kernels, in the order given. */
+    public List<ModelKernels> models() {
+        return List.copyOf(models.values());
+    }
+
     /** Closes every {@link AutoCloseable} kernel once; the first failure is rethrown after trying them all. */
     @Override
     public void close() {

@@ -9,6 +9,7 @@ import io.mstar.worker.kv.KvCacheException;
 import io.mstar.worker.kv.KvCacheLayout;
 import io.mstar.worker.kv.KvSlot;
 import io.mstar.worker.kv.TokenSampler;
+import io.mstar.worker.resident.ResidentSlots;
 
 /**
  * One call's view of its node's KV cache: the positions the engine reserved for it
@@ -26,9 +27,11 @@ import io.mstar.worker.kv.TokenSampler;
  * @param sampling      the node's {@code sampling_config} main config for this request, or the default
  * @param seed          the request's {@code random_seed} for this pass
  * @param sampler       the engine's sampler (used by one step at a time)
+ * @param resident      the request's slot in the node's resident tables (docs/resident-planning.md), null when every
+ *                      slot is leased
  */
 public record KvStep(String requestId, DeviceBuffer pool, KvCacheLayout layout, int[] pages, int firstPosition,
-        int count, SamplingConfig sampling, long seed, TokenSampler sampler) {
+        int count, SamplingConfig sampling, long seed, TokenSampler sampler, ResidentSlots.Lease resident) {
 
     /** Where position {@code position} (any reserved one, earlier calls' included) lives. */
     public KvSlot slot(int position) {

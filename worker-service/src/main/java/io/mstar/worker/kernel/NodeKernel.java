@@ -1,6 +1,7 @@
 package io.mstar.worker.kernel;
 
 import java.util.List;
+import java.util.Optional;
 
 import io.mstar.tensor.device.Device;
 
@@ -22,4 +23,15 @@ public interface NodeKernel {
     }
 
     List<NodeResult> forward(Device device, List<NodeCall> batch);
+
+    /**
+     * Why this node's steps cannot run on resident tables (docs/resident-planning.md), or empty when they can: a node
+     * plans only once it holds per-request state on the device that its resources table.
+     */
+    default Optional<String> residentRefusal() {
+        return Optional.of(NO_RESIDENT_STATE);
+    }
+
+    /** The refusal of a node with no per-request device state. */
+    String NO_RESIDENT_STATE = "keeps no per-request state on the device: nothing to plan";
 }

@@ -11,6 +11,7 @@ import java.util.Set;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.worker.resident.ResidentSlots;
 
 import static io.mstar.worker.kv.KvCacheException.Reason.CLOSED;
 import static io.mstar.worker.kv.KvCacheException.Reason.DUPLICATE_REQUEST;
@@ -50,6 +51,7 @@ public final class KvCache implements AutoCloseable {
     private final Device device;
     private final KvCacheLayout layout;
     private final PageAllocator allocator;
+    private final ResidentSlots slots;
     private final Map<String, PageList> requests = new HashMap<>();
     private final OwnerThread owner = new OwnerThread("kv cache");
     private final HostPagePool host;
@@ -74,6 +76,7 @@ public final class KvCache implements AutoCloseable {
         this.device = Objects.requireNonNull(device, "device");
         this.layout = Objects.requireNonNull(layout, "layout");
         this.allocator = new PageAllocator(layout.maxNumPages());
+        this.slots = new ResidentSlots(ResidentSlots.capacityFor(layout.maxNumPages()));
         this.host = HostPagePool.of(device, hostPages, layout.pageBytes());
         try {
             this.pool = device.allocate(layout.poolBytes());
@@ -81,6 +84,15 @@ public final class KvCache implements AutoCloseable {
             host.close();
             throw e;
         }
+    }
+
+    /**
+     * The request's slot in its node's resident tables (docs/resident-planning.md), leased now if it has none; null
+     * when every slot is leased. A request gives its slot back when it is released or offloaded.
+     */
+    public ResidentSlots.Lease residentLease(String requestId) {
+        PageList list = list(requestId);
+        return list.hostPages != null ? null : slots.lease(requestId);
     }
 
     public KvCacheLayout layout() {
@@ -201,6 +213,7 @@ public final class KvCache implements AutoCloseable {
             allocator.free(list.view(), requestId);
         }
         requests.remove(requestId);
+        slots.release(requestId);
         return list.pageCount;
     }
 
@@ -279,6 +292,7 @@ public final class KvCache implements AutoCloseable {
         }
         allocator.free(list.view(), requestId);
         list.hostPages = taken;
+        slots.release(requestId);
         return true;
     }
 

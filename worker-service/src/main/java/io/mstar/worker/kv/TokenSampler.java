@@ -45,14 +45,9 @@ public final class TokenSampler {
      *                          INVALID_ARGUMENT for a setting outside its range
      */
     public int sample(float[] logits, int offset, int length, SamplingConfig config, long seed, long step) {
-        Objects.requireNonNull(config, "config");
         Objects.checkFromIndexSize(offset, length, logits.length);
-        int n = config.vocabSize() == null ? length : Math.min(length, config.vocabSize());
+        int n = checkSettings(config, length);
         double temperature = config.temperature();
-        if (!(temperature >= 0) || config.topK() < 0 || !(config.topP() > 0 && config.topP() <= 1) || n < 1) {
-            throw new KvCacheException(INVALID_ARGUMENT, null, "cannot sample with temperature=" + temperature
-                    + " top_k=" + config.topK() + " top_p=" + config.topP() + " over " + n + " token(s)");
-        }
         int argmax = -1;
         float max = Float.NEGATIVE_INFINITY;
         for (int i = 0; i < n; i++) {
@@ -78,6 +73,23 @@ public final class TokenSampler {
             return drawInIdOrder(logits, offset, n, max, invT, u);
         }
         return drawRestricted(logits, offset, n, max, invT, u, config.topK(), config.topP());
+    }
+
+    /**
+     * Checks {@code config} for a row of {@code length} logits, as {@link #sample} does before drawing.
+     *
+     * @return the candidates: {@code min(length, vocab_size)}
+     * @throws KvCacheException INVALID_ARGUMENT for a setting outside its range
+     */
+    public static int checkSettings(SamplingConfig config, int length) {
+        Objects.requireNonNull(config, "config");
+        int n = config.vocabSize() == null ? length : Math.min(length, config.vocabSize());
+        double temperature = config.temperature();
+        if (!(temperature >= 0) || config.topK() < 0 || !(config.topP() > 0 && config.topP() <= 1) || n < 1) {
+            throw new KvCacheException(INVALID_ARGUMENT, null, "cannot sample with temperature=" + temperature
+                    + " top_k=" + config.topK() + " top_p=" + config.topP() + " over " + n + " token(s)");
+        }
+        return n;
     }
 
     /**

@@ -15,11 +15,14 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.testing.Seeds;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
+import io.mstar.worker.resident.ResidentMode;
+import io.mstar.worker.resident.ResidentSettings;
 import io.mstar.worker.kernel.tts.ToyTtsSynth;
 
 /**
@@ -92,9 +95,24 @@ class ToyTtsEngineTests {
             colocated = runAll(h, "colocated", reqs);
         }
 
+        // decode steps on host resident tables (docs/resident-planning.md): the same tokens, bit for bit
+        List<Out> resident;
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (TtsHarness h = new TtsHarness(dir.resolve("r"), TtsHarness.DISAGGREGATED,
+                d -> ToyTtsKernels.host(ResidentSettings.of(ResidentMode.ON), meters))) {
+            resident = runAll(h, "resident", reqs);
+            // the tables are held for the worker's life, like its KV pool (only the worker running lm has them)
+            h.heldForLife(w -> w.kvState().poolBytes() > 0
+                    ? (long) meters.get("mstar.worker.resident.tables").gauge().value() : 0);
+        }
+        assertThat(meters.counter("mstar.worker.resident.replays", "model", ToyTtsModel.NAME, "node", ToyTtsModel.LM)
+                .count()).as("decode steps replayed on tables").isPositive();
+
         for (int i = 0; i < reqs.size(); i++) {
             Req r = reqs.get(i);
             Out o = disaggregated.get(i);
+            assertThat(resident.get(i).text()).as("request " + i + " on resident tables").isEqualTo(o.text());
+            assertThat(resident.get(i).audio()).as("request " + i + " on resident tables").isEqualTo(o.audio());
             String what = "request " + i + " '" + r.prompt() + "'";
             assertThat(o.text()).as(what).isNotEmpty();
             assertThat(again.get(i).text()).as(what + " alone").isEqualTo(o.text());

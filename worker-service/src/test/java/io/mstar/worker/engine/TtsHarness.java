@@ -118,6 +118,7 @@ final class TtsHarness implements AutoCloseable {
     final Map<Integer, List<String>> placement = new LinkedHashMap<>();
     final Map<String, Run> runs = new LinkedHashMap<>();
     private final Map<String, Long> fixedBytes = new HashMap<>();
+    private java.util.function.ToLongFunction<TestWorker> heldForLife = w -> 0;
     private final TestConductorLoop<Run> loop;
 
     TtsHarness(Path dir, String yaml, Function<Device, ModelKernels> kernels, Supplier<Device> devices) {
@@ -298,9 +299,15 @@ final class TtsHarness implements AutoCloseable {
 
     void assertBaseline() {
         for (TestWorker w : List.of(w0, w1)) {
-            w.assertAtBaseline(w.assertNoKvPagesHeld().poolBytes() + fixedBytes.getOrDefault(w.id.value(), 0L));
+            w.assertAtBaseline(w.assertNoKvPagesHeld().poolBytes() + fixedBytes.getOrDefault(w.id.value(), 0L)
+                    + heldForLife.applyAsLong(w));
         }
         data.assertAtBaseline();
+    }
+
+    /** Device bytes a worker's kernels hold for its life by design (resident tables), beyond weights and pools. */
+    void heldForLife(java.util.function.ToLongFunction<TestWorker> bytes) {
+        heldForLife = bytes;
     }
 
     /** Records device bytes held beyond the KV pools now (weights a GPU backend uploaded) as the baseline. */

@@ -6,11 +6,15 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.cuda.CudaDevice;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.tts.cuda.CudaLmBackend;
+import io.mstar.worker.resident.ResidentCudaKernels;
+import io.mstar.worker.resident.ResidentMode;
+import io.mstar.worker.resident.ResidentSettings;
 import io.mstar.worker.streaming.SlidingWindowChunkPolicy;
 
 /**
@@ -30,26 +34,48 @@ public final class ToyTtsKernels {
      * {@code lm} for the first time, so a worker the deployment gives no toy-tts node holds no weights.
      */
     public static ModelKernels forDevice(Device device) {
+        return forDevice(device, ResidentSettings.of(ResidentMode.OFF), null);
+    }
+
+    /**
+     * As {@link #forDevice(Device)}, with decode steps on resident tables as {@code resident} says
+     * (docs/resident-planning.md); on CUDA only when this build has the resident kernels' PTX too.
+     */
+    public static ModelKernels forDevice(Device device, ResidentSettings resident, MeterRegistry registry) {
         if (device instanceof CudaDevice cuda) {
             if (CudaLmBackend.available()) {
                 log.info("kernels: toy-tts lm on CUDA ({}) when first used", cuda.name());
-                return with(() -> new CudaLmBackend(cuda, ToyTtsWeights.generate()));
+                ResidentSettings settings = resident;
+                if (resident.mode().enabled(device.kind()) && !ResidentCudaKernels.available()) {
+                    log.warn("resident planning off on {}: this build has no resident kernels' PTX", cuda.name());
+                    settings = ResidentSettings.of(ResidentMode.OFF);
+                }
+                return with(() -> new CudaLmBackend(cuda, ToyTtsWeights.generate()), settings, registry);
             }
             log.warn("{}; toy-tts runs host kernels on {}", CudaLmBackend.unavailableReason().orElse(
                     "toy-tts CUDA kernels unavailable"), cuda.name());
         }
-        return host();
+        return host(resident, registry);
     }
 
     /** Everything in plain Java: runs on any device through its copies. */
     public static ModelKernels host() {
-        return with(() -> new HostLmBackend(ToyTtsWeights.generate()));
+        return host(ResidentSettings.of(ResidentMode.OFF), null);
+    }
+
+    /** Everything in plain Java, decode steps on host resident tables when {@code resident} is on for hosts. */
+    public static ModelKernels host(ResidentSettings resident, MeterRegistry registry) {
+        return with(() -> new HostLmBackend(ToyTtsWeights.generate()), resident, registry);
     }
 
     /** {@code lm} on the backend {@code backend} makes at first use; the codec in Java. */
     public static ModelKernels with(Supplier<LmBackend> backend) {
+        return with(backend, ResidentSettings.of(ResidentMode.OFF), null);
+    }
+
+    public static ModelKernels with(Supplier<LmBackend> backend, ResidentSettings resident, MeterRegistry registry) {
         return new ModelKernels(ToyTtsModel.NAME, Map.of(
-                ToyTtsModel.LM, new ToyTtsLmKernel(backend),
+                ToyTtsModel.LM, new ToyTtsLmKernel(backend, resident, registry),
                 ToyTtsModel.CODEC, new ToyTtsCodecKernel()),
                 Map.of(ToyTtsModel.NEW_TOKEN, new SlidingWindowChunkPolicy(ToyTtsModel.CODEC_WINDOW,
                         ToyTtsModel.CODEC_STRIDE)));

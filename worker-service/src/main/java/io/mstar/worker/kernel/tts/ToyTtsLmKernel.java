@@ -5,9 +5,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.device.Device;
@@ -22,6 +27,10 @@ import io.mstar.worker.kernel.Tensor;
 import io.mstar.worker.kv.KvCacheException;
 import io.mstar.worker.kv.StopCriteria;
 import io.mstar.worker.kv.StopReason;
+import io.mstar.worker.kv.TokenSampler;
+import io.mstar.worker.resident.ResidentMode;
+import io.mstar.worker.resident.ResidentSettings;
+import io.mstar.worker.resident.ResidentStats;
 
 /**
  * The toy-tts {@code lm} node in both of its walks ({@link ToyTtsModel}): in {@code prefill} it feeds
@@ -41,11 +50,30 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
     public static final float EOS_RAMP = 0.4f;
     public static final int EOS_ONSET = 24;
 
-    private final Supplier<LmBackend> backendFactory;
-    private LmBackend backend;
+    private static final Logger log = LoggerFactory.getLogger(ToyTtsLmKernel.class);
 
+    private final Supplier<LmBackend> backendFactory;
+    private final ResidentSettings residentSettings;
+    private final MeterRegistry registry;
+    private LmBackend backend;
+    private ToyTtsResidentDecode resident;
+    private ResidentStats residentStats;
+    /** Why a resource refused the tables at the first decode step; decode steps run eagerly from then on. */
+    private String refusedBecause;
+
+    /** Decode steps run eagerly (no resident planning). */
     public ToyTtsLmKernel(Supplier<LmBackend> backendFactory) {
+        this(backendFactory, ResidentSettings.of(ResidentMode.OFF), null);
+    }
+
+    /**
+     * @param resident whether and how decode steps run on resident tables (docs/resident-planning.md)
+     * @param registry where the resident meters go; null keeps them to the kernel
+     */
+    public ToyTtsLmKernel(Supplier<LmBackend> backendFactory, ResidentSettings resident, MeterRegistry registry) {
         this.backendFactory = backendFactory;
+        this.residentSettings = resident;
+        this.registry = registry;
     }
 
     /**
@@ -54,6 +82,11 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
      */
     @Override
     public void close() throws Exception {
+        if (resident != null) {
+            ToyTtsResidentDecode r = resident;
+            resident = null;
+            r.close();
+        }
         if (backend instanceof AutoCloseable closeable) {
             backend = null;
             closeable.close();
@@ -110,6 +143,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
                                 "state must be [token, generated] with a byte or BOS token");
                     }
                     feed = new int[] {state[0]};
+                    TokenSampler.checkSettings(step.sampling(), ToyTtsWeights.VOCAB);
                 }
                 if (feed.length != step.count()) {
                     throw new KernelException(KernelException.Reason.BAD_INPUT, "fed " + feed.length
@@ -119,12 +153,21 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
                         !isPrefill(call)));
                 states.add(state);
                 admitted.add(i);
-            } catch (KernelException e) {
+            } catch (KernelException | KvCacheException e) {
                 results[i] = NodeResult.failed(e);
             }
         }
         if (backend == null && !jobs.isEmpty()) {
             backend = backendFactory.get();
+        }
+        if (!jobs.isEmpty() && jobs.stream().allMatch(LmJob::wantLogits) && residentOn(device)) {
+            List<KvStep> reserved = admitted.stream().map(steps::get).toList();
+            ToyTtsResidentDecode r = resident(device, reserved.get(0));
+            ResidentStats.Refusal why = r == null ? ResidentStats.Refusal.RESOURCE : r.refusal(reserved);
+            if (why == null) {
+                return decodeResident(device, batch, r, reserved, admitted, states, results);
+            }
+            residentStats.refused(why);
         }
         float[][] logits = jobs.isEmpty() ? new float[0][]
                 : backend.run(device, steps.get(0).pool(), steps.get(0).layout(), jobs);
@@ -151,17 +194,83 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         return List.of(results);
     }
 
+    private boolean residentOn(Device device) {
+        return residentSettings.mode().enabled(device.kind());
+    }
+
+    private ToyTtsResidentDecode resident(Device device, KvStep first) {
+        if (residentStats == null) {
+            residentStats = new ResidentStats(registry, ToyTtsModel.NAME, ToyTtsModel.LM);
+        }
+        if (resident == null && refusedBecause == null) {
+            ToyTtsResidentDecode opened = ToyTtsResidentDecode.open(device, backend, first, residentSettings,
+                    residentStats);
+            Optional<String> why = opened.planner().refusal();
+            if (why.isPresent()) {
+                opened.close();
+                refusedBecause = why.get();
+                log.info("toy-tts lm: decode steps run eagerly on {}: {}", device.name(), refusedBecause);
+                return null;
+            }
+            resident = opened;
+            log.info("toy-tts lm: decode steps on resident tables on {} (capture sizes {})", device.name(),
+                    residentSettings.captureSizes());
+        }
+        return resident;
+    }
+
+    /** The lm plans on tables: its backend's own refusal, if any, shows at the first decode step. */
+    @Override
+    public Optional<String> residentRefusal() {
+        return Optional.ofNullable(refusedBecause);
+    }
+
+    /** The decode batch on the node's resident tables: only the sampled tokens come back. */
+    private List<NodeResult> decodeResident(Device device, List<NodeCall> batch, ToyTtsResidentDecode r,
+            List<KvStep> reserved, List<Integer> admitted, List<int[]> states, NodeResult[] results) {
+        int[] tokens = r.run(reserved, states);
+        List<Tensor> made = new ArrayList<>();
+        try {
+            for (int j = 0; j < admitted.size(); j++) {
+                int i = admitted.get(j);
+                try {
+                    if (tokens[j] < 0) {
+                        throw new KvCacheException(KvCacheException.Reason.INVALID_LOGITS, batch.get(i).requestId(),
+                                "the step's logits were unusable (a NaN or +infinity, or no finite candidate)");
+                    }
+                    results[i] = decoded(device, batch.get(i), reserved.get(j), states.get(j), tokens[j], made);
+                } catch (KvCacheException | KernelException e) {
+                    results[i] = NodeResult.failed(e);
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            made.forEach(t -> free(device, t, e));
+            throw e;
+        }
+        return List.of(results);
+    }
+
+    /** The resident decoder, once made (tests). */
+    ToyTtsResidentDecode residentDecode() {
+        return resident;
+    }
+
     private NodeResult decode(Device device, NodeCall call, KvStep step, int[] state, float[] logits,
             List<Tensor> made) {
         SamplingConfig sampling = step.sampling();
-        int generated = state[1];
         float[] row = logits.clone();
         if (sampling.ignoreEos()) {
             row[ToyTtsModel.EOS] = Float.NEGATIVE_INFINITY;
         } else {
-            row[ToyTtsModel.EOS] += eosBias(generated);
+            row[ToyTtsModel.EOS] += eosBias(state[1]);
         }
-        int token = step.sample(row);
+        return decoded(device, call, step, state, step.sample(row), made);
+    }
+
+    /** The outputs after sampling {@code token}: the next state and the token, or the stop. */
+    private NodeResult decoded(Device device, NodeCall call, KvStep step, int[] state, int token, List<Tensor> made) {
+        SamplingConfig sampling = step.sampling();
+        int generated = state[1];
         StopReason reason = StopCriteria.of(Set.of(ToyTtsModel.EOS), call.info().maxTokens(), sampling)
                 .check(token, generated + 1);
         Map<String, int[]> values = new LinkedHashMap<>();

@@ -18,6 +18,7 @@ import io.mstar.worker.kernel.tts.LmBackend;
 import io.mstar.worker.kernel.tts.LmJob;
 import io.mstar.worker.kernel.tts.ToyTtsWeights;
 import io.mstar.worker.kv.KvCacheLayout;
+import io.mstar.worker.resident.ResidentTable;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 
@@ -43,6 +44,8 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
 
     private final CudaDevice device;
     private final CUfunction forward;
+    private final CUfunction residentGather;
+    private final CUfunction residentBias;
     private DeviceBuffer weights;
 
     /** Loads the kernels into {@code device} and uploads the weights. */
@@ -54,6 +57,8 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
         this.device = device;
         CUmodule module = device.loadModule(ptx);
         this.forward = device.function(module, FORWARD);
+        this.residentGather = device.function(module, "toy_tts_resident_gather");
+        this.residentBias = device.function(module, "toy_tts_resident_bias");
         checkLayout(device.function(module, LAYOUT_TOTAL), model);
         this.weights = DeviceUploads.floats(device, model.values());
     }
@@ -156,6 +161,37 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
         } finally {
             device.free(scratch);
         }
+    }
+
+    // ---- a captured resident step's launches (docs/resident-planning.md#the-toy-tts-lm): no copies, no allocation
+
+    /**
+     * Fills {@code jobs} ({@code padded} job rows) and {@code tokens} from each real row's narrow cells: its token
+     * fed at its sequence length, its pages at its row of {@code pageTable}; padding rows feed nothing.
+     */
+    public void launchResidentGather(DeviceBuffer upload, ResidentTable narrow, int tokenColumn, int seqLenColumn,
+            ResidentTable pageTable, DeviceBuffer jobs, DeviceBuffer tokens, int padded) {
+        device.launch(residentGather, 1, THREADS, upload.address(), narrow.buffer().address(), narrow.width(),
+                tokenColumn, seqLenColumn, pageTable.width(), jobs.address(), tokens.address(), padded);
+    }
+
+    /** The forward over {@code blocks} jobs whose page offsets index {@code pageTables}; logits for rows that want them. */
+    public void launchForward(DeviceBuffer pool, int pageSize, DeviceBuffer jobs, DeviceBuffer tokens,
+            DeviceBuffer pageTables, DeviceBuffer logits, int blocks) {
+        device.launch(forward, blocks, THREADS, weights.address(), pool.address(), jobs.address(), tokens.address(),
+                pageTables.address(), logits.address(), pageSize);
+    }
+
+    /** The EOS ramp (or the mask, with ignore_eos) on each real row's logits, from its narrow cells. */
+    public void launchResidentBias(DeviceBuffer upload, ResidentTable narrow, int generatedColumn, int ignoreEosColumn,
+            DeviceBuffer logits) {
+        device.launch(residentBias, 1, THREADS, upload.address(), narrow.buffer().address(), narrow.width(),
+                generatedColumn, ignoreEosColumn, logits.address());
+    }
+
+    /** The device it runs on. */
+    public CudaDevice device() {
+        return device;
     }
 
     private static long align(long bytes) {

@@ -1,0 +1,196 @@
+package io.mstar.bench.tts;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import io.mstar.bench.DriverLogging;
+import io.mstar.deployment.KvCacheConfig;
+import io.mstar.graph.NestedLoopIndices;
+import io.mstar.model.ToyTtsModel;
+import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.worker.kernel.DeviceUploads;
+import io.mstar.worker.kernel.KvStep;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeResult;
+import io.mstar.worker.kernel.Tensor;
+import io.mstar.worker.kernel.tts.HostLmBackend;
+import io.mstar.worker.kernel.tts.LmBackend;
+import io.mstar.worker.kernel.tts.ToyTtsLmKernel;
+import io.mstar.worker.kernel.tts.ToyTtsWeights;
+import io.mstar.worker.kernel.tts.cuda.CudaLmBackend;
+import io.mstar.worker.kv.KvCache;
+import io.mstar.worker.kv.TokenSampler;
+import io.mstar.worker.resident.ResidentMode;
+import io.mstar.worker.resident.ResidentSettings;
+
+/**
+ * Microseconds per toy-tts decode step through the {@code lm} kernel, eager against on resident tables
+ * (docs/resident-planning.md), at each batch size, in the same run on the same device: per batch size B, B requests
+ * are prefilled, then {@code --steps} decode steps run as one batch each (temperature 0.8, top-k 40, EOS masked), the
+ * two kernels taking turns round by round; the best round of each is kept. A step here is what the engine's step
+ * thread runs: reading each call's state, the forward, sampling, and the output tensors. Reports both and the ratio
+ * eager / resident (above 1: the captured step is faster).
+ *
+ * <p>Options: {@code --device host|cuda|auto} (auto: CUDA when a GPU is visible), {@code --batches 1,2,4,8,16,32},
+ * {@code --steps 64}, {@code --prompt-bytes 32}, {@code --rounds 3}, {@code --verbose}.
+ */
+public final class ResidentDecodeSteps {
+
+    private ResidentDecodeSteps() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        args = DriverLogging.configure(args);
+        String deviceChoice = "auto";
+        int[] batches = {1, 2, 4, 8, 16, 32};
+        int steps = 64;
+        int promptBytes = 32;
+        int rounds = 3;
+        for (int i = 0; i < args.length; i += 2) {
+            String value = args[i + 1];
+            switch (args[i]) {
+                case "--device" -> deviceChoice = value;
+                case "--batches" -> batches = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--steps" -> steps = Integer.parseInt(value);
+                case "--prompt-bytes" -> promptBytes = Integer.parseInt(value);
+                case "--rounds" -> rounds = Integer.parseInt(value);
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        boolean cuda = switch (deviceChoice) {
+            case "cuda" -> true;
+            case "host" -> false;
+            case "auto" -> CudaDevice.deviceCount() > 0;
+            default -> throw new IllegalArgumentException("--device host|cuda|auto, not " + deviceChoice);
+        };
+        int maxBatch = Arrays.stream(batches).max().orElse(1);
+        int pageSize = 16;
+        int pagesPerRequest = (promptBytes + (rounds + 1) * steps + pageSize) / pageSize + 1;
+        KvCacheConfig config = new KvCacheConfig(pageSize, maxBatch * pagesPerRequest);
+        ToyTtsWeights weights = ToyTtsWeights.generate();
+        try (Device device = cuda ? new CudaDevice(0) : new HostDevice(HostDevice.NAME, 512L << 20)) {
+            Supplier<LmBackend> backend = cuda ? () -> new CudaLmBackend((CudaDevice) device, weights)
+                    : () -> new HostLmBackend(weights);
+            System.out.printf(Locale.ROOT, "toy-tts decode steps, eager vs resident: device %s, prompt %d bytes, "
+                    + "%d steps per round, best of %d rounds%n", device.name(), promptBytes, steps, rounds);
+            System.out.println();
+            System.out.println("| batch | eager µs/step | resident µs/step | eager / resident |");
+            System.out.println("|---:|---:|---:|---:|");
+            ToyTtsLmKernel eager = new ToyTtsLmKernel(backend);
+            ToyTtsLmKernel resident = new ToyTtsLmKernel(backend, ResidentSettings.of(ResidentMode.ON), null);
+            try (KvCache eagerCache = new KvCache(device, config, ToyTtsWeights.BYTES_PER_TOKEN);
+                    KvCache residentCache = new KvCache(device, config, ToyTtsWeights.BYTES_PER_TOKEN)) {
+                for (int b : batches) {
+                    Batch e = new Batch(device, eager, eagerCache, b, promptBytes);
+                    Batch r = new Batch(device, resident, residentCache, b, promptBytes);
+                    e.steps(steps); // warm-up (and the resident kernel's captures)
+                    r.steps(steps);
+                    double bestEager = Double.MAX_VALUE;
+                    double bestResident = Double.MAX_VALUE;
+                    for (int round = 0; round < rounds; round++) {
+                        bestEager = Math.min(bestEager, e.steps(steps));
+                        bestResident = Math.min(bestResident, r.steps(steps));
+                    }
+                    e.close();
+                    r.close();
+                    System.out.printf(Locale.ROOT, "| %d | %.1f | %.1f | %.2f |%n", b, bestEager, bestResident,
+                            bestEager / bestResident);
+                }
+            } finally {
+                eager.close();
+                resident.close();
+            }
+        }
+    }
+
+    /** B requests of one kernel, prefilled, decoded step after step. */
+    private static final class Batch {
+        final Device device;
+        final ToyTtsLmKernel kernel;
+        final KvCache cache;
+        final TokenSampler sampler = new TokenSampler();
+        final SamplingConfig sampling = new SamplingConfig(null, 0.8, 40, 1.0, true, 1.0, 0L);
+        final List<String> ids = new ArrayList<>();
+        final List<Tensor> states = new ArrayList<>();
+
+        Batch(Device device, ToyTtsLmKernel kernel, KvCache cache, int batch, int promptBytes) {
+            this.device = device;
+            this.kernel = kernel;
+            this.cache = cache;
+            List<NodeCall> calls = new ArrayList<>();
+            List<KvStep> steps = new ArrayList<>();
+            List<Tensor> prompts = new ArrayList<>();
+            for (int r = 0; r < batch; r++) {
+                String id = "bench-" + System.identityHashCode(this) + "-" + r;
+                ids.add(id);
+                cache.addRequest(id);
+                ByteBuffer bytes = ByteBuffer.allocateDirect(promptBytes);
+                for (int i = 0; i < promptBytes; i++) {
+                    bytes.put((byte) ('a' + (i * 7 + r) % 26));
+                }
+                Tensor text = new Tensor(DeviceUploads.upload(device, bytes.flip()), ToyTtsModel.INPUT_DTYPE,
+                        List.of((long) promptBytes));
+                prompts.add(text);
+                calls.add(call(id, Map.of(ToyTtsModel.TEXT_INPUT, text)));
+                steps.add(reserve(id, promptBytes));
+            }
+            for (NodeResult result : kernel.forward(device, calls, steps)) {
+                states.add(result.outputs().get(ToyTtsModel.STATE));
+            }
+            prompts.forEach(t -> device.free(t.buffer()));
+        }
+
+        /** Runs {@code n} decode steps of the whole batch; answers µs per step. */
+        double steps(int n) {
+            long start = System.nanoTime();
+            for (int s = 0; s < n; s++) {
+                List<NodeCall> calls = new ArrayList<>(ids.size());
+                List<KvStep> steps = new ArrayList<>(ids.size());
+                for (int r = 0; r < ids.size(); r++) {
+                    calls.add(call(ids.get(r), Map.of(ToyTtsModel.STATE, states.get(r))));
+                    steps.add(reserve(ids.get(r), 1));
+                }
+                List<NodeResult> results = kernel.forward(device, calls, steps);
+                for (int r = 0; r < ids.size(); r++) {
+                    NodeResult result = results.get(r);
+                    if (result.failed()) {
+                        throw new IllegalStateException("decode failed: " + result);
+                    }
+                    device.free(states.get(r).buffer());
+                    result.outputs().forEach((name, t) -> {
+                        if (!name.equals(ToyTtsModel.STATE)) {
+                            device.free(t.buffer());
+                        }
+                    });
+                    states.set(r, result.outputs().get(ToyTtsModel.STATE));
+                }
+            }
+            return (System.nanoTime() - start) / 1e3 / n;
+        }
+
+        KvStep reserve(String id, int n) {
+            int first = cache.appendTokens(id, n);
+            return new KvStep(id, cache.pool(), cache.layout(), cache.pages(id), first, n, sampling, 1000L + ids.indexOf(id),
+                    sampler, cache.residentLease(id));
+        }
+
+        NodeCall call(String id, Map<String, Tensor> inputs) {
+            return new NodeCall(id, inputs, new CurrentForwardPassInfo(id, ToyTtsModel.DECODE, false, 0, 0L,
+                    1 << 20), new NestedLoopIndices(List.of(), Map.of(), 0));
+        }
+
+        void close() {
+            states.forEach(t -> device.free(t.buffer()));
+            ids.forEach(cache::releaseRequest);
+        }
+    }
+}

@@ -85,7 +85,12 @@ public final class CapturedResidentStep implements AutoCloseable {
     public DeviceBuffer scratch(long bytes) {
         DeviceBuffer b = device.allocate(bytes);
         scratch.add(b);
-        device.copyFromHost(java.nio.ByteBuffer.allocateDirect(Math.toIntExact(bytes)), b, 0);
+        if (device instanceof CudaDevice cuda) {
+            // a gather asks for its buffers inside the capture, where a synchronous copy fails
+            cuda.zero(b, 0, bytes);
+        } else {
+            device.copyFromHost(java.nio.ByteBuffer.allocateDirect(Math.toIntExact(bytes)), b, 0);
+        }
         return b;
     }
 

@@ -209,6 +209,20 @@ public final class CudaDevice implements Device {
         check(cuEventRecord(stagingDone[i], stream), "cuEventRecord");
     }
 
+    /**
+     * Sets {@code bytes} of {@code buffer} from {@code offset} to zero, ordered on the stream and not waited for:
+     * inside a {@link #capture} it becomes a memset node of the graph, where a synchronous copy is not allowed.
+     */
+    public synchronized void zero(DeviceBuffer buffer, long offset, long bytes) {
+        CudaBuffer d = owned(buffer);
+        checkRange(d, offset, bytes);
+        ensureUsable();
+        bind();
+        if (bytes > 0) {
+            check(cuMemsetD8Async(d.pointer(offset), (byte) 0, bytes, stream), "cuMemsetD8Async");
+        }
+    }
+
     @Override
     public synchronized void synchronize() {
         ensureUsable();

@@ -5,9 +5,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mstar.bench.DriverLogging;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.graph.NestedLoopIndices;
@@ -18,6 +22,7 @@ import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.tensor.device.cuda.CudaDevice;
 import io.mstar.worker.kernel.DeviceUploads;
+import io.mstar.worker.kernel.Int32Tensors;
 import io.mstar.worker.kernel.KvStep;
 import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeResult;
@@ -31,6 +36,7 @@ import io.mstar.worker.kv.KvCache;
 import io.mstar.worker.kv.TokenSampler;
 import io.mstar.worker.resident.ResidentMode;
 import io.mstar.worker.resident.ResidentSettings;
+import io.mstar.worker.resident.ResidentStats;
 
 /**
  * Microseconds per toy-tts decode step through the {@code lm} kernel, eager against on resident tables
@@ -82,11 +88,16 @@ public final class ResidentDecodeSteps {
                     : () -> new HostLmBackend(weights);
             System.out.printf(Locale.ROOT, "toy-tts decode steps, eager vs resident: device %s, prompt %d bytes, "
                     + "%d steps per round, best of %d rounds%n", device.name(), promptBytes, steps, rounds);
+            System.out.printf(Locale.ROOT, "a 2-int tensor: %.1f µs to write (allocate and copy in), %.1f µs to read "
+                    + "(copy out); a step of B requests reads B and writes 3B of them%n", Int32Io.write(device),
+                    Int32Io.read(device));
             System.out.println();
-            System.out.println("| batch | eager µs/step | resident µs/step | eager / resident |");
-            System.out.println("|---:|---:|---:|---:|");
+            System.out.println("| batch | eager µs/step | resident µs/step | eager / resident | resident: plan | upload "
+                    + "| replay | advance |");
+            System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
             ToyTtsLmKernel eager = new ToyTtsLmKernel(backend);
-            ToyTtsLmKernel resident = new ToyTtsLmKernel(backend, ResidentSettings.of(ResidentMode.ON), null);
+            ToyTtsLmKernel resident = new ToyTtsLmKernel(backend, ResidentSettings.of(ResidentMode.ON), registry);
             try (KvCache eagerCache = new KvCache(device, config, ToyTtsWeights.BYTES_PER_TOKEN);
                     KvCache residentCache = new KvCache(device, config, ToyTtsWeights.BYTES_PER_TOKEN)) {
                 for (int b : batches) {
@@ -96,18 +107,85 @@ public final class ResidentDecodeSteps {
                     r.steps(steps);
                     double bestEager = Double.MAX_VALUE;
                     double bestResident = Double.MAX_VALUE;
+                    PhaseTimes phases = new PhaseTimes(registry);
                     for (int round = 0; round < rounds; round++) {
                         bestEager = Math.min(bestEager, e.steps(steps));
                         bestResident = Math.min(bestResident, r.steps(steps));
                     }
                     e.close();
                     r.close();
-                    System.out.printf(Locale.ROOT, "| %d | %.1f | %.1f | %.2f |%n", b, bestEager, bestResident,
-                            bestEager / bestResident);
+                    System.out.printf(Locale.ROOT, "| %d | %.1f | %.1f | %.2f | %s |%n", b, bestEager, bestResident,
+                            bestEager / bestResident, phases.since());
                 }
             } finally {
                 eager.close();
                 resident.close();
+            }
+        }
+    }
+
+    /** The resident kernel's mean µs per phase over the timed rounds (every round, not only the best). */
+    private static final class PhaseTimes {
+        final SimpleMeterRegistry registry;
+        final Map<ResidentStats.Phase, double[]> at = new EnumMap<>(ResidentStats.Phase.class);
+
+        PhaseTimes(SimpleMeterRegistry registry) {
+            this.registry = registry;
+            for (ResidentStats.Phase p : ResidentStats.Phase.values()) {
+                Timer t = timer(p);
+                at.put(p, new double[] {t == null ? 0 : t.count(), t == null ? 0 : t.totalTime(TimeUnit.MICROSECONDS)});
+            }
+        }
+
+        Timer timer(ResidentStats.Phase p) {
+            return registry.find("mstar.worker.resident.step").tag("phase", p.name().toLowerCase(Locale.ROOT)).timer();
+        }
+
+        String since() {
+            StringBuilder out = new StringBuilder();
+            for (ResidentStats.Phase p : ResidentStats.Phase.values()) {
+                Timer t = timer(p);
+                double n = t == null ? 0 : t.count() - at.get(p)[0];
+                double us = t == null ? 0 : t.totalTime(TimeUnit.MICROSECONDS) - at.get(p)[1];
+                out.append(out.isEmpty() ? "" : " | ").append(n == 0 ? "–" : String.format(Locale.ROOT, "%.1f", us / n));
+            }
+            return out.toString();
+        }
+    }
+
+    /** What one small tensor costs to make and to read on the device: the kernel's per-request I/O. */
+    private static final class Int32Io {
+        static final int N = 2000;
+
+        static double write(Device device) {
+            for (int i = 0; i < N; i++) {
+                device.free(Int32Tensors.write(device, new int[] {i, i}).buffer());
+            }
+            long start = System.nanoTime();
+            for (int i = 0; i < N; i++) {
+                device.free(Int32Tensors.write(device, new int[] {i, i}).buffer());
+            }
+            return (System.nanoTime() - start) / 1e3 / N;
+        }
+
+        static double read(Device device) {
+            Tensor t = Int32Tensors.write(device, new int[] {1, 2});
+            try {
+                long sum = 0;
+                for (int i = 0; i < N; i++) {
+                    sum += Int32Tensors.read(device, t)[0];
+                }
+                long start = System.nanoTime();
+                for (int i = 0; i < N; i++) {
+                    sum += Int32Tensors.read(device, t)[1];
+                }
+                double us = (System.nanoTime() - start) / 1e3 / N;
+                if (sum != 3L * N) {
+                    throw new IllegalStateException("read back " + sum);
+                }
+                return us;
+            } finally {
+                device.free(t.buffer());
             }
         }
     }

@@ -1,10 +1,12 @@
 package io.mstar.worker.resident;
 
+import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
@@ -40,6 +42,23 @@ public final class ResidentStats {
     private final Counter captures;
     private final DistributionSummary staged;
     private final Map<Refusal, Counter> refusals = new ConcurrentHashMap<>();
+    private final Map<Phase, Timer> phases = new EnumMap<>(Phase.class);
+
+    /** The parts of a resident step on the host, in order: what the step's time goes to. */
+    public enum Phase {
+        /** The planner: rows for new or stale requests, each resource's staged changes. */
+        PLAN,
+        /** The plan encoded into the pinned staging and copied to the capture's upload. */
+        UPLOAD,
+        /** The graph launched and its sampled tokens read back: the device's work and the wait for it. */
+        REPLAY,
+        /** The host mirror advanced by what the step committed. */
+        ADVANCE;
+
+        String tag() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
 
     /** @param registry where the meters go; null keeps them to this object (tests, benchmarks) */
     public ResidentStats(MeterRegistry registry, String model, String node) {
@@ -54,6 +73,11 @@ public final class ResidentStats {
                 .tag("model", model).tag("node", node)
                 .description("Bytes uploaded ahead of each resident replay (slots and the plan's writes)")
                 .register(this.registry);
+        for (Phase p : Phase.values()) {
+            phases.put(p, Timer.builder("mstar.worker.resident.step").tag("model", model).tag("node", node)
+                    .tag("phase", p.tag()).description("Host time of a resident step by phase (replay: the device's "
+                            + "work and the wait for its sampled tokens)").register(this.registry));
+        }
     }
 
     /**
@@ -70,6 +94,16 @@ public final class ResidentStats {
     void ran(int uploadBytes) {
         replays.increment();
         staged.record(uploadBytes);
+    }
+
+    /** Records {@code nanos} spent in {@code phase} of one step. */
+    public void time(Phase phase, long nanos) {
+        phases.get(phase).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /** The timer of one phase (benchmarks read its totals). */
+    public Timer phase(Phase phase) {
+        return phases.get(phase);
     }
 
     void captured() {

@@ -78,19 +78,26 @@ public final class ResidentSteps implements AutoCloseable {
         stagingTurn ^= 1;
         int[] tokens;
         try {
+            long start = System.nanoTime();
             int bytes = ResidentUpload.encode(plan, planner.maxRows(), host);
             device.copyFromHost(host.slice(0, bytes), step.upload(), 0);
+            long uploaded = System.nanoTime();
             step.replay();
             ByteBuffer out = host.slice(0, plan.count() * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
             device.copyToHost(step.sampled(), 0, out);
             tokens = new int[plan.count()];
             out.asIntBuffer().get(tokens);
+            long replayed = System.nanoTime();
             stats.ran(bytes);
+            stats.time(ResidentStats.Phase.UPLOAD, uploaded - start);
+            stats.time(ResidentStats.Phase.REPLAY, replayed - uploaded);
         } catch (RuntimeException e) {
             planner.abandon(plan);
             throw e;
         }
+        long advancing = System.nanoTime();
         planner.advance(plan, tokens);
+        stats.time(ResidentStats.Phase.ADVANCE, System.nanoTime() - advancing);
         return tokens;
     }
 

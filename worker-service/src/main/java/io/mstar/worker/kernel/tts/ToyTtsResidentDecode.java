@@ -92,7 +92,9 @@ final class ToyTtsResidentDecode implements AutoCloseable {
             rows.add(new ResidentPlan.Row(step.requestId(), step.resident().slot(), step.resident().number(), step,
                     states.get(i)));
         }
+        long start = System.nanoTime();
         ResidentPlan plan = planner.plan(ToyTtsModel.DECODE, rows, steps.padded(batch.size()));
+        stats.time(ResidentStats.Phase.PLAN, System.nanoTime() - start);
         return steps.run(plan);
     }
 

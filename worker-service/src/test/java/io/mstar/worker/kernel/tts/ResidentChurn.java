@@ -68,7 +68,7 @@ final class ResidentChurn {
 
     /** What a run did, for the caller's assertions. */
     record Summary(Map<String, Integer> counts, long replays, long captures, long batchTooLarge, long newRows,
-            long staleRows, String refusal) {
+            long staleRows, String refusal, Map<ResidentStats.Phase, Long> timedPhases) {
     }
 
     ResidentChurn(Device device, Supplier<LmBackend> eagerBackend, Supplier<LmBackend> residentBackend) {
@@ -116,10 +116,12 @@ final class ResidentChurn {
             }
             ToyTtsResidentDecode decode = resident.residentDecode();
             Summary summary = decode == null
-                    ? new Summary(Map.copyOf(counts), 0, 0, 0, 0, 0, resident.residentRefusal().orElse(null))
+                    ? new Summary(Map.copyOf(counts), 0, 0, 0, 0, 0, resident.residentRefusal().orElse(null), Map.of())
                     : new Summary(Map.copyOf(counts), decode.stats().replays(), decode.stats().captures(),
                             decode.stats().refusals(ResidentStats.Refusal.BATCH_TOO_LARGE), decode.planner().newRows(),
-                            decode.planner().staleRows(), resident.residentRefusal().orElse(null));
+                            decode.planner().staleRows(), resident.residentRefusal().orElse(null),
+                            java.util.Arrays.stream(ResidentStats.Phase.values()).collect(java.util.stream.Collectors
+                                    .toMap(p -> p, p -> decode.stats().phase(p).count())));
             System.out.println("[resident churn] " + summary);
             for (Req r : live) {
                 remove(device, r, eagerCache, residentCache);

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.testing.Seeds;
+import io.mstar.worker.resident.ResidentStats;
 
 /**
  * Resident planning on a host device under 10,000 steps of churn ({@link ResidentChurn}): the mirror equals the
@@ -22,6 +23,8 @@ class ResidentDecodeChurnTests {
             ResidentChurn.Summary s = new ResidentChurn(device, () -> new HostLmBackend(weights),
                     () -> new HostLmBackend(weights)).run(seed, 10_000);
             assertThat(s.replays()).as("steps on tables").isGreaterThan(5_000);
+            assertThat(s.timedPhases()).as("each phase of each replay timed once")
+                    .containsOnlyKeys(ResidentStats.Phase.values()).allSatisfy((p, n) -> assertThat(n).isEqualTo(s.replays()));
             assertThat(s.captures()).as("two captures per padded size at most").isBetween(4L, 8L);
             assertThat(s.batchTooLarge()).isPositive();
             assertThat(s.counts()).containsKeys("offloaded", "reloaded", "removed", "sampling changed", "finished",

@@ -72,6 +72,8 @@ import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.tts.HostLmBackend;
 import io.mstar.worker.kernel.tts.LmBackend;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
+import io.mstar.worker.resident.ResidentMode;
+import io.mstar.worker.resident.ResidentSettings;
 import io.mstar.worker.kernel.tts.ToyTtsWeights;
 import io.mstar.worker.kernel.tts.cuda.CudaLmBackend;
 import io.mstar.worker.kv.KvCache;
@@ -80,8 +82,9 @@ import io.mstar.worker.kv.KvCache;
  * How much of the toy-tts {@code lm} kernels' decode throughput survives the real worker engine. For each batch size
  * B it measures, in one process and one run: the kernels alone, by {@link ToyTtsDecode}'s loop (a backend call per
  * step over the paged KV cache, then a seeded sample per request), and B concurrent requests served by real
- * {@link EngineLoop}s in three step modes: {@code synchronous} (steps on the loop), {@code pipelined} (steps on the
- * step thread) and {@code speculated} (the pipeline building the next decode step while one runs). The driver thread
+ * {@link EngineLoop}s in four step modes: {@code synchronous} (steps on the loop), {@code pipelined} (steps on the
+ * step thread), {@code speculated} (the pipeline building the next decode step while one runs) and {@code resident}
+ * (speculated, with the lm's decode steps on resident tables: docs/resident-planning.md). The driver thread
  * plays the conductor's toy-tts policy message for message: NewRequest with the prefill, decode passes of
  * {@code min(16, tokens left)} iterations carrying the persisted {@code state}, the old state unpersisted,
  * {@code producer_done} to the codec, then drain, ReadsDone and remove, so every round ends with both engines empty.
@@ -105,10 +108,19 @@ public final class ServingEfficiency {
     private static final Duration ROUND_TIMEOUT = Duration.ofMinutes(2);
     private static final EntityId LM_WORKER = EntityId.worker(0);
     private static final EntityId CODEC_WORKER = EntityId.worker(1);
-    private static final List<Map.Entry<String, EngineProperties>> MODES = List.of(
-            Map.entry("synchronous", EngineProperties.defaults().withSteps(false, EngineProperties.Speculation.OFF)),
-            Map.entry("pipelined", EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.OFF)),
-            Map.entry("speculated", EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.ON)));
+    private static final List<Mode> MODES = List.of(
+            new Mode("synchronous", EngineProperties.defaults().withSteps(false, EngineProperties.Speculation.OFF),
+                    ResidentMode.OFF),
+            new Mode("pipelined", EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.OFF),
+                    ResidentMode.OFF),
+            new Mode("speculated", EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.ON),
+                    ResidentMode.OFF),
+            new Mode("resident", EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.ON),
+                    ResidentMode.ON));
+
+    /** An engine mode: how steps run, and whether the lm's decode steps run on resident tables. */
+    private record Mode(String name, EngineProperties engine, ResidentMode resident) {
+    }
 
     private ServingEfficiency() {
     }
@@ -167,9 +179,8 @@ public final class ServingEfficiency {
                     + "bytes, %d tokens per request, best of %d rounds%n", device.name(), LM_WORKER.value(),
                     CODEC_WORKER.value(), promptBytes, tokens, rounds);
             try (KvCache cache = new KvCache(device, kv, ToyTtsWeights.BYTES_PER_TOKEN)) {
-                for (Map.Entry<String, EngineProperties> mode : MODES) {
-                    clusters.add(new Cluster(mode.getKey(), mode.getValue(), base.resolve(mode.getKey()), graphs,
-                            deployment, devices));
+                for (Mode mode : MODES) {
+                    clusters.add(new Cluster(mode, base.resolve(mode.name()), graphs, deployment, devices));
                 }
                 for (int b : batches) {
                     double[] row = new double[1 + clusters.size()];
@@ -196,12 +207,21 @@ public final class ServingEfficiency {
             }
         }
         System.out.println();
-        System.out.println("| batch | kernel-only tokens/s | synchronous tokens/s (ratio) | pipelined tokens/s (ratio) "
-                + "| speculated tokens/s (ratio) |");
-        System.out.println("|---:|---:|---:|---:|---:|");
-        results.forEach((b, r) -> System.out.printf(Locale.ROOT,
-                "| %d | %.0f | %.0f (%.3f) | %.0f (%.3f) | %.0f (%.3f) |%n",
-                b, r[0], r[1], r[1] / r[0], r[2], r[2] / r[0], r[3], r[3] / r[0]));
+        StringBuilder head = new StringBuilder("| batch | kernel-only tokens/s |");
+        StringBuilder rule = new StringBuilder("|---:|---:|");
+        for (Mode mode : MODES) {
+            head.append(' ').append(mode.name()).append(" tokens/s (ratio) |");
+            rule.append("---:|");
+        }
+        System.out.println(head);
+        System.out.println(rule);
+        results.forEach((b, r) -> {
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "| %d | %.0f |", b, r[0]));
+            for (int m = 1; m < r.length; m++) {
+                line.append(String.format(Locale.ROOT, " %.0f (%.3f) |", r[m], r[m] / r[0]));
+            }
+            System.out.println(line);
+        });
     }
 
     private interface Round {
@@ -246,10 +266,11 @@ public final class ServingEfficiency {
             implements AutoCloseable {
 
         static Worker start(EntityId id, Path arena, Device device, List<WorkerGraph> graphs,
-                DeploymentConfig deployment, EngineProperties engine, Outbox outbox) {
+                DeploymentConfig deployment, EngineProperties engine, ResidentMode resident, Outbox outbox) {
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
             WorkerDataPlane data = new WorkerDataPlane(id, dataSettings(arena), device, registry);
-            KernelCatalog kernels = new KernelCatalog(List.of(ToyTtsKernels.forDevice(device)));
+            KernelCatalog kernels = new KernelCatalog(List.of(ToyTtsKernels.forDevice(device,
+                    ResidentSettings.of(resident), registry)));
             EngineLoop[] self = new EngineLoop[1];
             EngineMeters meters = new EngineMeters(registry, () -> self[0].snapshot());
             KvCaches kv = KvCaches.of(deployment, registry);
@@ -321,9 +342,9 @@ public final class ServingEfficiency {
         private long lastToken;
         private int removed;
 
-        Cluster(String name, EngineProperties engine, Path arena, List<WorkerGraph> graphs,
-                DeploymentConfig deployment, Supplier<Device> devices) throws Exception {
-            this.name = name;
+        Cluster(Mode mode, Path arena, List<WorkerGraph> graphs, DeploymentConfig deployment,
+                Supplier<Device> devices) throws Exception {
+            this.name = mode.name();
             this.graphs = graphs;
             ModelConfig model = deployment.models().get(0);
             for (WorkerGraph g : graphs) {
@@ -348,7 +369,8 @@ public final class ServingEfficiency {
             };
             try {
                 for (EntityId id : List.of(LM_WORKER, CODEC_WORKER)) {
-                    workers.add(Worker.start(id, arena, devices.get(), graphs, deployment, engine, outbox));
+                    workers.add(Worker.start(id, arena, devices.get(), graphs, deployment, mode.engine(),
+                            mode.resident(), outbox));
                     loops.put(id.value(), workers.get(workers.size() - 1).loop());
                 }
             } catch (RuntimeException e) {

@@ -14,7 +14,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
@@ -126,6 +128,37 @@ final class ConductorHarness implements AutoCloseable {
         Incarnation incarnation = incarnations.computeIfAbsent(from, w -> Incarnation.random());
         loop.deliver(new Received<>(ConductorMessage.of(body),
                 new ControlHeaders.Stamp(from, incarnation, 0L, new ConfigDigest("aa"))));
+    }
+
+    /**
+     * Delivers {@code bodies} so that the loop takes them all before anything they start (a read) can come back: the
+     * loop is held on a latch while they are queued behind it. Without it a read of the first could land before the
+     * second is queued, on a loaded machine, and the test would check timing rather than ordering.
+     */
+    void deliverInOneTurn(EntityId from, ConductorMessageBody... bodies) {
+        CountDownLatch queued = new CountDownLatch(1);
+        CountDownLatch held = new CountDownLatch(1);
+        loop.askRequests(r -> {
+            held.countDown();
+            try {
+                return queued.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }).subscribe();
+        try {
+            if (!held.await(5, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the loop did not take the hold");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+        for (ConductorMessageBody body : bodies) {
+            deliver(from, body);
+        }
+        queued.countDown();
     }
 
     /** Submits on the loop; answers the admission with chunks collected into {@code into}. */

@@ -108,8 +108,8 @@ class CounterRequestLifecycleTests {
 
         // decode pass 1: four tokens, emitted out of order to check loop order delivery; the last two came inline,
         // in hand at once, and wait behind the two still being read
-        h.deliver(W1, h.result("r-1", "worker-1", "token", 1, 1, 17));
-        h.deliver(W1, h.result("r-1", "worker-1", "token", 1, 0, 16));
+        h.deliverInOneTurn(W1, h.result("r-1", "worker-1", "token", 1, 1, 17),
+                h.result("r-1", "worker-1", "token", 1, 0, 16));
         h.deliver(W1, h.inlineResult("r-1", "worker-1", "token", 1, 2, 18));
         h.deliver(W1, h.inlineResult("r-1", "worker-1", "token", 1, 3, 19));
         TensorPointerInfo s1 = h.workerTensor("worker-1", 19);

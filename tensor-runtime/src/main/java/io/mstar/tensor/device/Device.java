@@ -1,6 +1,7 @@
 package io.mstar.tensor.device;
 
 import java.nio.ByteBuffer;
+import java.util.List;
 
 /**
  * Memory a worker keeps tensors in: a GPU ({@code CudaDevice}) or host memory ({@code HostDevice}, the
@@ -40,6 +41,24 @@ public interface Device extends AutoCloseable {
      * {@code dstOffset}; {@code src}'s position and limit are left as they were.
      */
     void copyFromHost(ByteBuffer src, DeviceBuffer dst, long dstOffset);
+
+    /**
+     * Each transfer's device range into its host buffer, as {@link #copyToHost(DeviceBuffer, long, ByteBuffer)} one
+     * by one would; a device with a round trip per copy (CUDA) issues them all and waits once, which is what a step
+     * of many small per-request tensors needs.
+     */
+    default void copyToHost(List<Transfer> transfers) {
+        for (Transfer t : transfers) {
+            copyToHost(t.buffer(), t.offset(), t.host());
+        }
+    }
+
+    /** Each transfer's host bytes into its device range, as {@link #copyToHost(List)} does the other way. */
+    default void copyFromHost(List<Transfer> transfers) {
+        for (Transfer t : transfers) {
+            copyFromHost(t.host(), t.buffer(), t.offset());
+        }
+    }
 
     /** Waits until every operation issued on this device has completed. */
     void synchronize();

@@ -6,6 +6,7 @@ import io.mstar.tensor.device.DeviceException;
 import io.mstar.tensor.device.DeviceException.Reason;
 import io.mstar.tensor.device.DeviceKind;
 import io.mstar.tensor.device.DeviceMemoryStats;
+import io.mstar.tensor.device.Transfer;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
@@ -207,6 +208,79 @@ public final class CudaDevice implements Device {
         int n = (int) Math.min(chunk, total - off);
         check(cuMemcpyDtoHAsync(staging[i].pointer(), src.pointer(srcOffset + off), n, stream), "cuMemcpyDtoHAsync");
         check(cuEventRecord(stagingDone[i], stream), "cuEventRecord");
+    }
+
+    /**
+     * The transfers through one pinned staging chunk, one wait for all; a batch larger than the chunk goes one copy
+     * at a time, as the interface's default does.
+     */
+    @Override
+    public synchronized void copyToHost(List<Transfer> transfers) {
+        long total = batchBytes(transfers, false);
+        if (total < 0) {
+            Device.super.copyToHost(transfers);
+            return;
+        }
+        ByteBuffer chunk = staging[0].buffer();
+        long at = 0;
+        for (Transfer t : transfers) {
+            int n = t.host().remaining();
+            if (n > 0) {
+                check(cuMemcpyDtoHAsync(staging[0].pointer().withByteOffset(at), owned(t.buffer()).pointer(t.offset()), n,
+                        stream), "cuMemcpyDtoHAsync");
+            }
+            at += n;
+        }
+        synchronize();
+        int from = 0;
+        for (Transfer t : transfers) {
+            int n = t.host().remaining();
+            t.host().slice().put(chunk.slice(from, n));
+            from += n;
+        }
+        stagedBytes += total;
+    }
+
+    /** As {@link #copyToHost(List)}, host to device. */
+    @Override
+    public synchronized void copyFromHost(List<Transfer> transfers) {
+        long total = batchBytes(transfers, true);
+        if (total < 0) {
+            Device.super.copyFromHost(transfers);
+            return;
+        }
+        ByteBuffer chunk = staging[0].buffer();
+        int at = 0;
+        for (Transfer t : transfers) {
+            int n = t.host().remaining();
+            chunk.slice(at, n).put(t.host().slice());
+            if (n > 0) {
+                check(cuMemcpyHtoDAsync(owned(t.buffer()).pointer(t.offset()), staging[0].pointer().withByteOffset(at), n,
+                        stream), "cuMemcpyHtoDAsync");
+            }
+            at += n;
+        }
+        synchronize();
+        stagedBytes += total;
+    }
+
+    /** Checks every transfer; the bytes they move, or -1 when they do not fit one staging chunk. */
+    private long batchBytes(List<Transfer> transfers, boolean toDevice) {
+        long total = 0;
+        for (Transfer t : transfers) {
+            checkRange(owned(t.buffer()), t.offset(), t.host().remaining());
+            if (!toDevice && t.host().isReadOnly()) {
+                throw new DeviceException(Reason.INVALID_ARGUMENT, name, "copyToHost into a read-only buffer");
+            }
+            total += t.host().remaining();
+        }
+        ensureUsable();
+        bind();
+        if (total > settings.stagingChunkBytes()) {
+            return -1;
+        }
+        ensureStaging();
+        return total;
     }
 
     /**

@@ -4,6 +4,7 @@ import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.tensor.device.DeviceException.Reason;
 import io.mstar.tensor.device.DeviceMemoryStats;
+import io.mstar.tensor.device.Transfer;
 import io.mstar.testing.Seeds;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -13,6 +14,8 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -96,6 +99,46 @@ class CudaDeviceGpuTests {
                 back.position(9).get(out);
                 assertThat(out).as("size %d offset %d seed %d", size, offset, SEED).isEqualTo(bytes);
                 device.free(buffer);
+            }
+        }
+    }
+
+    @Test
+    void aBatchOfSmallCopiesWaitsOnceAndMovesTheSameBytesAsOneByOne() {
+        Random random = new Random(SEED + 2);
+        for (int settingsChunk : new int[] {64 << 10, 4096}) {
+            // 4 KiB of staging: the batch (its last copy alone) does not fit and goes one copy at a time
+            try (CudaDevice d = new CudaDevice(0, new CudaDeviceSettings(settingsChunk, 2))) {
+                int count = 1 + random.nextInt(40);
+                List<DeviceBuffer> buffers = new ArrayList<>();
+                List<byte[]> sent = new ArrayList<>();
+                List<Transfer> in = new ArrayList<>();
+                List<Transfer> out = new ArrayList<>();
+                for (int i = 0; i < count; i++) {
+                    int size = i == count - 1 && settingsChunk == 4096 ? 4097
+                            : random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(200);
+                    int offset = random.nextInt(9);
+                    byte[] bytes = new byte[size];
+                    random.nextBytes(bytes);
+                    DeviceBuffer b = d.allocate(size + offset + 1);
+                    buffers.add(b);
+                    sent.add(bytes);
+                    in.add(new Transfer(b, offset, ByteBuffer.wrap(bytes)));
+                    out.add(new Transfer(b, offset, ByteBuffer.allocate(size + 3).position(3)));
+                }
+
+                d.copyFromHost(in);
+                d.copyToHost(out);
+
+                for (int i = 0; i < count; i++) {
+                    byte[] back = new byte[sent.get(i).length];
+                    out.get(i).host().duplicate().get(back);
+                    assertThat(back).as("transfer %d of %d, chunk %d, seed %d", i, count, settingsChunk, SEED + 2)
+                            .isEqualTo(sent.get(i));
+                    assertThat(out.get(i).host().position()).as("the host buffer's position is left as it was")
+                            .isEqualTo(3);
+                }
+                buffers.forEach(d::free);
             }
         }
     }

@@ -2,6 +2,7 @@ package io.mstar.worker.kernel.tts;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,8 +17,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.device.Device;
-import io.mstar.tensor.device.DeviceException;
 import io.mstar.worker.kernel.Int32Tensors;
+import io.mstar.worker.kernel.Int32Writes;
 import io.mstar.worker.kernel.KernelException;
 import io.mstar.worker.kernel.KvCacheKernel;
 import io.mstar.worker.kernel.KvStep;
@@ -122,6 +123,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         List<Integer> admitted = new ArrayList<>();
         List<LmJob> jobs = new ArrayList<>();
         List<int[]> states = new ArrayList<>();
+        Map<Integer, int[]> decodeStates = readStates(device, batch);
         for (int i = 0; i < batch.size(); i++) {
             NodeCall call = batch.get(i);
             KvStep step = steps.get(i);
@@ -137,7 +139,8 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
                     }
                     state = new int[] {prompt.length == 0 ? ToyTtsModel.BOS : prompt[prompt.length - 1], 0};
                 } else {
-                    state = Int32Tensors.read(device, call.input(ToyTtsModel.STATE));
+                    state = decodeStates.containsKey(i) ? decodeStates.get(i)
+                            : Int32Tensors.read(device, call.input(ToyTtsModel.STATE));
                     if (state.length != 2 || state[0] < 0 || state[0] >= ToyTtsModel.EOS || state[1] < 0) {
                         throw new KernelException(KernelException.Reason.BAD_INPUT,
                                 "state must be [token, generated] with a byte or BOS token");
@@ -171,24 +174,25 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         }
         float[][] logits = jobs.isEmpty() ? new float[0][]
                 : backend.run(device, steps.get(0).pool(), steps.get(0).layout(), jobs);
-        List<Tensor> made = new ArrayList<>();
+        Int32Writes made = new Int32Writes(device);
         try {
             for (int j = 0; j < admitted.size(); j++) {
                 int i = admitted.get(j);
                 NodeCall call = batch.get(i);
                 int[] state = states.get(j);
                 if (isPrefill(call)) {
-                    results[i] = NodeResult.of(outputs(device, Map.of(ToyTtsModel.STATE, state), made));
+                    results[i] = NodeResult.of(outputs(Map.of(ToyTtsModel.STATE, state), made));
                     continue;
                 }
                 try {
-                    results[i] = decode(device, call, steps.get(i), state, logits[j], made);
+                    results[i] = decode(call, steps.get(i), state, logits[j], made);
                 } catch (KvCacheException | KernelException e) {
                     results[i] = NodeResult.failed(e);
                 }
             }
+            made.flush();
         } catch (RuntimeException | Error e) {
-            made.forEach(t -> free(device, t, e));
+            made.freeAll(e);
             throw e;
         }
         return List.of(results);
@@ -229,7 +233,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
     private List<NodeResult> decodeResident(Device device, List<NodeCall> batch, ToyTtsResidentDecode r,
             List<KvStep> reserved, List<Integer> admitted, List<int[]> states, NodeResult[] results) {
         int[] tokens = r.run(reserved, states);
-        List<Tensor> made = new ArrayList<>();
+        Int32Writes made = new Int32Writes(device);
         try {
             for (int j = 0; j < admitted.size(); j++) {
                 int i = admitted.get(j);
@@ -238,13 +242,14 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
                         throw new KvCacheException(KvCacheException.Reason.INVALID_LOGITS, batch.get(i).requestId(),
                                 "the step's logits were unusable (a NaN or +infinity, or no finite candidate)");
                     }
-                    results[i] = decoded(device, batch.get(i), reserved.get(j), states.get(j), tokens[j], made);
+                    results[i] = decoded(batch.get(i), reserved.get(j), states.get(j), tokens[j], made);
                 } catch (KvCacheException | KernelException e) {
                     results[i] = NodeResult.failed(e);
                 }
             }
+            made.flush();
         } catch (RuntimeException | Error e) {
-            made.forEach(t -> free(device, t, e));
+            made.freeAll(e);
             throw e;
         }
         return List.of(results);
@@ -255,8 +260,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         return resident;
     }
 
-    private NodeResult decode(Device device, NodeCall call, KvStep step, int[] state, float[] logits,
-            List<Tensor> made) {
+    private NodeResult decode(NodeCall call, KvStep step, int[] state, float[] logits, Int32Writes made) {
         SamplingConfig sampling = step.sampling();
         float[] row = logits.clone();
         if (sampling.ignoreEos()) {
@@ -264,11 +268,11 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         } else {
             row[ToyTtsModel.EOS] += eosBias(state[1]);
         }
-        return decoded(device, call, step, state, step.sample(row), made);
+        return decoded(call, step, state, step.sample(row), made);
     }
 
     /** The outputs after sampling {@code token}: the next state and the token, or the stop. */
-    private NodeResult decoded(Device device, NodeCall call, KvStep step, int[] state, int token, List<Tensor> made) {
+    private NodeResult decoded(NodeCall call, KvStep step, int[] state, int token, Int32Writes made) {
         SamplingConfig sampling = step.sampling();
         int generated = state[1];
         StopReason reason = StopCriteria.of(Set.of(ToyTtsModel.EOS), call.info().maxTokens(), sampling)
@@ -277,31 +281,45 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         if (reason == StopReason.EOS) {
             values.put(ToyTtsModel.STATE, new int[] {token, generated});
             values.put(ToyTtsModel.STOPPED, new int[] {token});
-            return NodeResult.of(outputs(device, values, made), true);
+            return NodeResult.of(outputs(values, made), true);
         }
         values.put(ToyTtsModel.STATE, new int[] {token, generated + 1});
         values.put(ToyTtsModel.TEXT, new int[] {token});
         values.put(ToyTtsModel.NEW_TOKEN, new int[] {generated, token});
         // max_tokens: the conductor gives no more iterations anyway; finishing says so to the loop as well
-        return NodeResult.of(outputs(device, values, made), reason == StopReason.MAX_TOKENS);
+        return NodeResult.of(outputs(values, made), reason == StopReason.MAX_TOKENS);
     }
 
-    private static Map<String, Tensor> outputs(Device device, Map<String, int[]> values, List<Tensor> made) {
+    private static Map<String, Tensor> outputs(Map<String, int[]> values, Int32Writes made) {
         Map<String, Tensor> out = new LinkedHashMap<>();
-        values.forEach((name, v) -> {
-            Tensor t = Int32Tensors.write(device, v);
-            made.add(t);
-            out.put(name, t);
-        });
+        values.forEach((name, v) -> out.put(name, made.add(v)));
         return out;
     }
 
-    private static void free(Device device, Tensor t, Throwable cause) {
-        try {
-            device.free(t.buffer());
-        } catch (DeviceException e) {
-            cause.addSuppressed(e);
+    /**
+     * The {@code state} of every decode call whose input is {@code int32}, read in one batch; a call with another
+     * dtype is left out, so that its own read fails it alone.
+     */
+    private static Map<Integer, int[]> readStates(Device device, List<NodeCall> batch) {
+        List<Integer> at = new ArrayList<>();
+        List<Tensor> tensors = new ArrayList<>();
+        for (int i = 0; i < batch.size(); i++) {
+            NodeCall call = batch.get(i);
+            Tensor state = isPrefill(call) ? null : call.inputs().get(ToyTtsModel.STATE);
+            if (state != null && Int32Tensors.DTYPE.equals(state.dtype())) {
+                at.add(i);
+                tensors.add(state);
+            }
         }
+        Map<Integer, int[]> out = new HashMap<>();
+        if (tensors.isEmpty()) {
+            return out;
+        }
+        List<int[]> values = Int32Tensors.readAll(device, tensors);
+        for (int k = 0; k < at.size(); k++) {
+            out.put(at.get(k), values.get(k));
+        }
+        return out;
     }
 
     /** The prompt's bytes (uint8) as ids 0..255. */

@@ -6,7 +6,7 @@
 // the final RMSNorm and the output head plus the per-byte prior. Only float rounding differs (summation
 // order, expf/cosf/sinf); docs/toy-tts.md states the tolerance.
 //
-// Launch: one block of TTS_THREADS threads per job (request); a job feeds its tokens one after the other,
+// Launch: one block of TTS_MAX_THREADS threads per job (request); a job feeds its tokens one after the other,
 // each attending to every earlier position and itself, so prefill and decode are the same kernel. Every
 // parameter is 64 bits wide so the host passes plain longs (CudaDevice.launch).
 
@@ -19,6 +19,8 @@ typedef unsigned long long u64;
 #define TTS_FFN 128
 #define TTS_VOCAB 258
 #define TTS_THREADS 128
+// toy_tts_forward's block: more threads split the attention over positions (a multiple of TTS_HEAD_DIM and of 32)
+#define TTS_MAX_THREADS 512
 // Positions a job may attend over: the scores of one head live in shared memory.
 #define TTS_MAX_POSITIONS 8192
 #define TTS_NORM_EPS 1e-5f
@@ -130,7 +132,8 @@ __device__ void tts_rope(float *v, const float *invFreq, int pos) {
     __syncthreads();
 }
 
-__device__ float *tts_slot(char *pool, const int *pages, int pos, u64 pageSize) {
+__device__ float *tts_slot(char *pool, const int *pages, int pos, int pageSize) {
+    // 32-bit division: a 64-bit one per position was a large share of the attention's time
     u64 page = (u64)pages[pos / pageSize];
     u64 slot = (u64)(pos % pageSize);
     u64 bytesPerToken = TTS_SLOT_FLOATS * sizeof(float);
@@ -140,7 +143,7 @@ __device__ float *tts_slot(char *pool, const int *pages, int pos, u64 pageSize) 
 // One block per job. jobs: TTS_JOB_INTS ints per job; tokens and pageTables: the jobs' ids and page tables
 // concatenated; logits: rows of TTS_VOCAB floats for the jobs that want them.
 extern "C" __global__ void toy_tts_forward(u64 weightsAddr, u64 poolAddr, u64 jobsAddr, u64 tokensAddr,
-                                           u64 pageTablesAddr, u64 logitsAddr, u64 pageSize) {
+                                           u64 pageTablesAddr, u64 logitsAddr, u64 pageSizeArg) {
     __shared__ float x[TTS_D];
     __shared__ float h[TTS_D];
     __shared__ float q[TTS_D];
@@ -149,6 +152,7 @@ extern "C" __global__ void toy_tts_forward(u64 weightsAddr, u64 poolAddr, u64 jo
     __shared__ float kv[2 * TTS_D];
     __shared__ float scores[TTS_MAX_POSITIONS];
     __shared__ float scratch[32];
+    __shared__ float partial[TTS_MAX_THREADS];
 
     const float *w = reinterpret_cast<const float *>(weightsAddr);
     char *pool = reinterpret_cast<char *>(poolAddr);
@@ -158,6 +162,7 @@ extern "C" __global__ void toy_tts_forward(u64 weightsAddr, u64 poolAddr, u64 jo
     int first = job[2];
     const int *pages = reinterpret_cast<const int *>(pageTablesAddr) + job[3];
     int logitsRow = job[4];
+    int pageSize = (int)pageSizeArg;
     const float scale = 1.0f / sqrtf((float)TTS_HEAD_DIM);
 
     for (int t = 0; t < count; t++) {
@@ -201,19 +206,25 @@ extern "C" __global__ void toy_tts_forward(u64 weightsAddr, u64 poolAddr, u64 jo
                     localSum += e;
                 }
                 float sum = tts_block_sum(localSum, scratch);
-                // 8 threads per output dimension, each over every 8th position, reduced by shuffles
-                int dim = threadIdx.x / 8;
-                int part = threadIdx.x % 8;
+                // adjacent threads read adjacent dimensions of one position (a warp: two positions' 64 bytes);
+                // blockDim / HEAD_DIM parts each take every parts-th position, summed in order afterwards
+                int dim = threadIdx.x % TTS_HEAD_DIM;
+                int part = threadIdx.x / TTS_HEAD_DIM;
+                int parts = blockDim.x / TTS_HEAD_DIM;
                 float acc = 0.f;
-                for (int j = part; j <= pos; j += 8) {
+#pragma unroll 4
+                for (int j = part; j <= pos; j += parts) {
                     const float *v = tts_slot(pool, pages, j, pageSize) + l * 2 * TTS_D + TTS_D + hOff;
                     acc += scores[j] * v[dim];
                 }
-                for (int o = 4; o > 0; o >>= 1) {
-                    acc += __shfl_xor_sync(0xffffffff, acc, o);
-                }
-                if (part == 0) {
-                    att[hOff + dim] = acc / sum;
+                partial[threadIdx.x] = acc;
+                __syncthreads();
+                if (threadIdx.x < TTS_HEAD_DIM) {
+                    float total = 0.f;
+                    for (int q2 = 0; q2 < parts; q2++) {
+                        total += partial[q2 * TTS_HEAD_DIM + threadIdx.x];
+                    }
+                    att[hOff + threadIdx.x] = total / sum;
                 }
                 __syncthreads();
             }

@@ -38,6 +38,8 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
     static final String LAYOUT_TOTAL = "toy_tts_layout_total";
     /** The kernel's block size: its attention splits 16 dimensions over 8 threads each. */
     static final int THREADS = 128;
+    /** The forward's block (TTS_MAX_THREADS): its attention splits the positions over blockDim / HEAD_DIM parts. */
+    static final int FORWARD_THREADS = 512;
     /** Positions one job may attend over (one head's scores fit the kernel's shared memory). */
     public static final int MAX_POSITIONS = 8192;
     private static final int JOB_INTS = 5;
@@ -141,7 +143,7 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
         try {
             device.copyFromHost(host, scratch, 0);
             long base = scratch.address();
-            device.launch(forward, jobs.size(), THREADS, weights.address(), pool.address(), base,
+            device.launch(forward, jobs.size(), FORWARD_THREADS, weights.address(), pool.address(), base,
                     base + tokenAt * 4L, base + pageAt * 4L, base + logitsOffset, layout.pageSize());
             ByteBuffer out = ByteBuffer.allocateDirect(Math.max(1, rows * ToyTtsWeights.VOCAB * Float.BYTES))
                     .order(ByteOrder.LITTLE_ENDIAN);
@@ -178,8 +180,8 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
     /** The forward over {@code blocks} jobs whose page offsets index {@code pageTables}; logits for rows that want them. */
     public void launchForward(DeviceBuffer pool, int pageSize, DeviceBuffer jobs, DeviceBuffer tokens,
             DeviceBuffer pageTables, DeviceBuffer logits, int blocks) {
-        device.launch(forward, blocks, THREADS, weights.address(), pool.address(), jobs.address(), tokens.address(),
-                pageTables.address(), logits.address(), pageSize);
+        device.launch(forward, blocks, FORWARD_THREADS, weights.address(), pool.address(), jobs.address(),
+                tokens.address(), pageTables.address(), logits.address(), pageSize);
     }
 
     /** The EOS ramp (or the mask, with ignore_eos) on each real row's logits, from its narrow cells. */

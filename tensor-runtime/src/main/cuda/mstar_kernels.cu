@@ -25,3 +25,30 @@ extern "C" __global__ void mstar_scale_f32(unsigned long long data, unsigned lon
 extern "C" __global__ void mstar_poke_u32(unsigned long long address, unsigned long long value) {
     *reinterpret_cast<volatile unsigned int *>(address) = (unsigned int)value;
 }
+
+// A batch of small copies (CudaDevice's copyToHost/copyFromHost of a list, BatchCopies): the batch starts with one
+// header entry per copy, three 64-bit words (device address, offset of its bytes from the batch's start, length);
+// one block per entry copies its bytes, so the whole batch is one upload, one launch and, for a gather, one download.
+extern "C" __global__ void mstar_scatter_bytes(unsigned long long batch, unsigned long long count) {
+    const unsigned long long *header = reinterpret_cast<const unsigned long long *>(batch);
+    for (unsigned long long e = blockIdx.x; e < count; e += gridDim.x) {
+        unsigned char *dst = reinterpret_cast<unsigned char *>(header[3 * e]);
+        const unsigned char *src = reinterpret_cast<const unsigned char *>(batch + header[3 * e + 1]);
+        unsigned long long n = header[3 * e + 2];
+        for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) {
+            dst[i] = src[i];
+        }
+    }
+}
+
+extern "C" __global__ void mstar_gather_bytes(unsigned long long batch, unsigned long long count) {
+    const unsigned long long *header = reinterpret_cast<const unsigned long long *>(batch);
+    for (unsigned long long e = blockIdx.x; e < count; e += gridDim.x) {
+        const unsigned char *src = reinterpret_cast<const unsigned char *>(header[3 * e]);
+        unsigned char *dst = reinterpret_cast<unsigned char *>(batch + header[3 * e + 1]);
+        unsigned long long n = header[3 * e + 2];
+        for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) {
+            dst[i] = src[i];
+        }
+    }
+}

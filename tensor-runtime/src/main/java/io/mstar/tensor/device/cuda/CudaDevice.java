@@ -56,6 +56,7 @@ public final class CudaDevice implements Device {
     private final List<CUmodule> modules = new ArrayList<>();
     private final List<Consumer<DeviceException>> fatalListeners = new CopyOnWriteArrayList<>();
     private final ParallelCopy hostCopy;
+    private final BatchCopies batches;
 
     /** Whether the calling thread has the context current. */
     private final ThreadLocal<Boolean> bound = ThreadLocal.withInitial(() -> false);
@@ -82,6 +83,8 @@ public final class CudaDevice implements Device {
         check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
         this.allocator = new CachingAllocator(new RawCudaMemory(), name);
         this.hostCopy = new ParallelCopy(settings.stagingThreads(), "mstar-" + name.replace(':', '-'));
+        // a batch of small copies never needs a whole staging chunk
+        this.batches = new BatchCopies(this, Math.min(settings.stagingChunkBytes(), 1L << 20));
     }
 
     /** GPUs the driver sees; 0 when there is no driver or no GPU (the worker then uses HostDevice). */
@@ -210,77 +213,32 @@ public final class CudaDevice implements Device {
         check(cuEventRecord(stagingDone[i], stream), "cuEventRecord");
     }
 
-    /**
-     * The transfers through one pinned staging chunk, one wait for all; a batch larger than the chunk goes one copy
-     * at a time, as the interface's default does.
-     */
+    /** The transfers as one batch ({@link BatchCopies}): one wait for all of them. */
     @Override
     public synchronized void copyToHost(List<Transfer> transfers) {
-        long total = batchBytes(transfers, false);
-        if (total < 0) {
-            Device.super.copyToHost(transfers);
-            return;
-        }
-        ByteBuffer chunk = staging[0].buffer();
-        long at = 0;
-        for (Transfer t : transfers) {
-            int n = t.host().remaining();
-            if (n > 0) {
-                check(cuMemcpyDtoHAsync(staging[0].pointer().withByteOffset(at), owned(t.buffer()).pointer(t.offset()), n,
-                        stream), "cuMemcpyDtoHAsync");
-            }
-            at += n;
-        }
-        synchronize();
-        int from = 0;
-        for (Transfer t : transfers) {
-            int n = t.host().remaining();
-            t.host().slice().put(chunk.slice(from, n));
-            from += n;
-        }
-        stagedBytes += total;
+        ensureUsable();
+        bind();
+        batches.toHost(transfers);
     }
 
     /** As {@link #copyToHost(List)}, host to device. */
     @Override
     public synchronized void copyFromHost(List<Transfer> transfers) {
-        long total = batchBytes(transfers, true);
-        if (total < 0) {
-            Device.super.copyFromHost(transfers);
-            return;
-        }
-        ByteBuffer chunk = staging[0].buffer();
-        int at = 0;
-        for (Transfer t : transfers) {
-            int n = t.host().remaining();
-            chunk.slice(at, n).put(t.host().slice());
-            if (n > 0) {
-                check(cuMemcpyHtoDAsync(owned(t.buffer()).pointer(t.offset()), staging[0].pointer().withByteOffset(at), n,
-                        stream), "cuMemcpyHtoDAsync");
-            }
-            at += n;
-        }
-        synchronize();
-        stagedBytes += total;
-    }
-
-    /** Checks every transfer; the bytes they move, or -1 when they do not fit one staging chunk. */
-    private long batchBytes(List<Transfer> transfers, boolean toDevice) {
-        long total = 0;
-        for (Transfer t : transfers) {
-            checkRange(owned(t.buffer()), t.offset(), t.host().remaining());
-            if (!toDevice && t.host().isReadOnly()) {
-                throw new DeviceException(Reason.INVALID_ARGUMENT, name, "copyToHost into a read-only buffer");
-            }
-            total += t.host().remaining();
-        }
         ensureUsable();
         bind();
-        if (total > settings.stagingChunkBytes()) {
-            return -1;
+        batches.fromHost(transfers);
+    }
+
+    /** A transfer of a batch names a live buffer of this device and fits it. */
+    void checkTransfer(Transfer t, boolean toDevice) {
+        checkRange(owned(t.buffer()), t.offset(), t.host().remaining());
+        if (!toDevice && t.host().isReadOnly()) {
+            throw new DeviceException(Reason.INVALID_ARGUMENT, name, "copyToHost into a read-only buffer");
         }
-        ensureStaging();
-        return total;
+    }
+
+    CUstream stream() {
+        return stream;
     }
 
     /**
@@ -436,6 +394,7 @@ public final class CudaDevice implements Device {
                 if (leaked > 0) {
                     LOG.log(System.Logger.Level.WARNING, "{0}: {1} buffers still allocated at close, freed", name, leaked);
                 }
+                batches.close();
                 if (staging != null) {
                     for (int i = 0; i < 2; i++) {
                         staging[i].close();
@@ -500,7 +459,7 @@ public final class CudaDevice implements Device {
         }
     }
 
-    private CudaBuffer owned(DeviceBuffer buffer) {
+    CudaBuffer owned(DeviceBuffer buffer) {
         if (!(buffer instanceof CudaBuffer b) || b.device() != this) {
             throw new DeviceException(Reason.INVALID_ARGUMENT, name,
                     "buffer " + buffer + " belongs to " + (buffer == null ? "nobody" : buffer.device().name()) + " (another device)");

@@ -72,7 +72,7 @@ public final class CudaKernels {
         return (int) Math.max(1, Math.min(MAX_GRID, (count + BLOCK - 1) / BLOCK));
     }
 
-    private static String ptx() {
+    static String ptx() {
         try (InputStream in = CudaKernels.class.getResourceAsStream(PTX_RESOURCE)) {
             return in == null ? null : new String(in.readAllBytes(), StandardCharsets.US_ASCII);
         } catch (IOException e) {

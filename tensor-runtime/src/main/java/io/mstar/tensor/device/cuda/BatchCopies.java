@@ -1,0 +1,189 @@
+package io.mstar.tensor.device.cuda;
+
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.tensor.device.Transfer;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+
+/**
+ * {@link CudaDevice}'s batches of small copies ({@link Device#copyToHost(List)}): a step of B requests moves a few
+ * tensors of a few bytes each, and every copy costs a driver call and a wait. With the runtime's kernels
+ * ({@code mstar_scatter_bytes}, {@code mstar_gather_bytes}) a batch is one upload of a header and its bytes, one
+ * launch and, for reads, one download, then one wait; without them (a build without nvcc) one asynchronous copy per
+ * transfer, then one wait. A batch that does not fit the pinned staging goes one copy at a time. Called under the
+ * device's monitor.
+ */
+final class BatchCopies implements AutoCloseable {
+
+    private static final int ENTRY_BYTES = 3 * Long.BYTES;
+    private static final int BLOCK = 128;
+    private static final int MAX_GRID = 1024;
+
+    private final CudaDevice device;
+    private final long capacity;
+    private PinnedHostBuffer pinned;
+    private CUfunction scatter;
+    private CUfunction gather;
+    private boolean kernelsLoaded;
+
+    BatchCopies(CudaDevice device, long capacity) {
+        this.device = device;
+        this.capacity = capacity;
+    }
+
+    void toHost(List<Transfer> transfers) {
+        Batch b = plan(transfers, false);
+        if (b == null) {
+            transfers.forEach(t -> device.copyToHost(t.buffer(), t.offset(), t.host()));
+            return;
+        }
+        if (b.entries == 0) {
+            return;
+        }
+        ByteBuffer staged = pinned.buffer().order(ByteOrder.LITTLE_ENDIAN);
+        if (kernels()) {
+            DeviceBuffer scratch = device.allocate(b.bytes);
+            try {
+                CudaBuffer s = device.owned(scratch);
+                device.check(cuMemcpyHtoDAsync(s.pointer(0), pinned.pointer(), b.headerBytes, device.stream()),
+                        "cuMemcpyHtoDAsync");
+                device.launch(gather, grid(b.entries), BLOCK, s.address(), b.entries);
+                device.check(cuMemcpyDtoHAsync(pinned.pointer().withByteOffset(b.headerBytes),
+                        s.pointer(b.headerBytes), b.bytes - b.headerBytes, device.stream()), "cuMemcpyDtoHAsync");
+                device.synchronize();
+            } finally {
+                device.free(scratch);
+            }
+        } else {
+            for (int i = 0; i < transfers.size(); i++) {
+                Transfer t = transfers.get(i);
+                int n = t.host().remaining();
+                if (n > 0) {
+                    device.check(cuMemcpyDtoHAsync(pinned.pointer().withByteOffset(b.dataAt[i]),
+                            device.owned(t.buffer()).pointer(t.offset()), n, device.stream()), "cuMemcpyDtoHAsync");
+                }
+            }
+            device.synchronize();
+        }
+        for (int i = 0; i < transfers.size(); i++) {
+            Transfer t = transfers.get(i);
+            int n = t.host().remaining();
+            t.host().slice().put(staged.slice((int) b.dataAt[i], n));
+        }
+    }
+
+    void fromHost(List<Transfer> transfers) {
+        Batch b = plan(transfers, true);
+        if (b == null) {
+            transfers.forEach(t -> device.copyFromHost(t.host(), t.buffer(), t.offset()));
+            return;
+        }
+        if (b.entries == 0) {
+            return;
+        }
+        ByteBuffer staged = pinned.buffer().order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < transfers.size(); i++) {
+            Transfer t = transfers.get(i);
+            staged.slice((int) b.dataAt[i], t.host().remaining()).put(t.host().slice());
+        }
+        if (kernels()) {
+            DeviceBuffer scratch = device.allocate(b.bytes);
+            try {
+                CudaBuffer s = device.owned(scratch);
+                device.check(cuMemcpyHtoDAsync(s.pointer(0), pinned.pointer(), b.bytes, device.stream()),
+                        "cuMemcpyHtoDAsync");
+                device.launch(scatter, grid(b.entries), BLOCK, s.address(), b.entries);
+                device.synchronize();
+            } finally {
+                device.free(scratch);
+            }
+        } else {
+            for (int i = 0; i < transfers.size(); i++) {
+                Transfer t = transfers.get(i);
+                int n = t.host().remaining();
+                if (n > 0) {
+                    device.check(cuMemcpyHtoDAsync(device.owned(t.buffer()).pointer(t.offset()),
+                            pinned.pointer().withByteOffset(b.dataAt[i]), n, device.stream()), "cuMemcpyHtoDAsync");
+                }
+            }
+            device.synchronize();
+        }
+    }
+
+    /** Where each transfer's bytes go in the staging, after a header of its non-empty ones; null: does not fit. */
+    private Batch plan(List<Transfer> transfers, boolean toDevice) {
+        int entries = 0;
+        long data = 0;
+        for (Transfer t : transfers) {
+            device.checkTransfer(t, toDevice);
+            int n = t.host().remaining();
+            entries += n > 0 ? 1 : 0;
+            data += n;
+        }
+        long headerBytes = align((long) entries * ENTRY_BYTES);
+        if (headerBytes + data > capacity) {
+            return null;
+        }
+        if (pinned == null) {
+            pinned = device.allocatePinned(capacity);
+        }
+        ByteBuffer header = pinned.buffer().order(ByteOrder.LITTLE_ENDIAN);
+        long[] dataAt = new long[transfers.size()];
+        long at = headerBytes;
+        int e = 0;
+        for (int i = 0; i < transfers.size(); i++) {
+            Transfer t = transfers.get(i);
+            int n = t.host().remaining();
+            dataAt[i] = at;
+            if (n > 0) {
+                header.putLong(e * ENTRY_BYTES, t.buffer().address() + t.offset());
+                header.putLong(e * ENTRY_BYTES + Long.BYTES, at);
+                header.putLong(e * ENTRY_BYTES + 2 * Long.BYTES, n);
+                e++;
+            }
+            at += n;
+        }
+        return new Batch(entries, headerBytes, at, dataAt);
+    }
+
+    private boolean kernels() {
+        if (!kernelsLoaded) {
+            kernelsLoaded = true;
+            String ptx = CudaKernels.ptx();
+            if (ptx != null) {
+                CUmodule module = device.loadModule(ptx);
+                scatter = device.function(module, "mstar_scatter_bytes");
+                gather = device.function(module, "mstar_gather_bytes");
+            }
+        }
+        return scatter != null;
+    }
+
+    private static int grid(int entries) {
+        return Math.min(MAX_GRID, entries);
+    }
+
+    private static long align(long bytes) {
+        return (bytes + 15) / 16 * 16;
+    }
+
+    @Override
+    public void close() {
+        if (pinned != null) {
+            pinned.close();
+            pinned = null;
+        }
+    }
+
+    /** A batch's layout in the staging: {@code entries} header entries, then every transfer's bytes at its offset. */
+    private record Batch(int entries, long headerBytes, long bytes, long[] dataAt) {
+    }
+}

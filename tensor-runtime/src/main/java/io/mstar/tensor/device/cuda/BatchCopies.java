@@ -17,8 +17,8 @@ import jcuda.driver.CUmodule;
  * {@link CudaDevice}'s batches of small copies ({@link Device#copyToHost(List)}): a step of B requests moves a few
  * tensors of a few bytes each, and every copy costs a driver call and a wait. With the runtime's kernels
  * ({@code mstar_scatter_bytes}, {@code mstar_gather_bytes}) a batch is one upload of a header and its bytes, one
- * launch and, for reads, one download, then one wait; without them (a build without nvcc) one asynchronous copy per
- * transfer, then one wait. A batch that does not fit the pinned staging goes one copy at a time. Called under the
+ * launch and, for reads, one download, then one wait; with fewer than {@value #MIN_GATHER} copies, or without the
+ * kernels (a build without nvcc), one asynchronous copy per transfer, then one wait. A batch that does not fit the pinned staging goes one copy at a time. Called under the
  * device's monitor.
  */
 final class BatchCopies implements AutoCloseable {
@@ -26,6 +26,8 @@ final class BatchCopies implements AutoCloseable {
     private static final int ENTRY_BYTES = 3 * Long.BYTES;
     private static final int BLOCK = 128;
     private static final int MAX_GRID = 1024;
+    /** Fewer copies than this go as copies: a launch and the header's upload cost more than they save. */
+    private static final int MIN_GATHER = 4;
 
     private final CudaDevice device;
     private final long capacity;
@@ -49,7 +51,7 @@ final class BatchCopies implements AutoCloseable {
             return;
         }
         ByteBuffer staged = pinned.buffer().order(ByteOrder.LITTLE_ENDIAN);
-        if (kernels()) {
+        if (b.entries >= MIN_GATHER && kernels()) {
             DeviceBuffer scratch = device.allocate(b.bytes);
             try {
                 CudaBuffer s = device.owned(scratch);
@@ -94,7 +96,7 @@ final class BatchCopies implements AutoCloseable {
             Transfer t = transfers.get(i);
             staged.slice((int) b.dataAt[i], t.host().remaining()).put(t.host().slice());
         }
-        if (kernels()) {
+        if (b.entries >= MIN_GATHER && kernels()) {
             DeviceBuffer scratch = device.allocate(b.bytes);
             try {
                 CudaBuffer s = device.owned(scratch);

@@ -125,7 +125,7 @@ def check(meta, w, device):
 
 
 def run(meta, w, batch, args, device):
-    max_len = args.prompt_bytes + (args.rounds + 1) * args.steps + 8  # graph mode: 4 more for warm-up and capture
+    max_len = args.prompt_bytes + (args.rounds + 1) * args.steps + 8  # graph mode: 3 more for the warm-up steps
     lm = ToyLm(meta, w, batch, max_len, device)
     prompts = torch.tensor([[ord("a") + (i * 7 + r) % 26 for i in range(args.prompt_bytes)] for r in range(batch)],
                            device=device)
@@ -150,7 +150,7 @@ def run(meta, w, batch, args, device):
         with torch.cuda.graph(graph):
             one()
         step = graph.replay
-        pos.fill_(args.prompt_bytes + 4)  # the warm-up and the capture took 4 positions
+        # the warm-up ran 3 real steps (pos moved on); the capture only recorded one
     else:
         step = one
     best = float("inf")

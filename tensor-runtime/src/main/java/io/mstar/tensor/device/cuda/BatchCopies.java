@@ -10,6 +10,8 @@ import java.util.List;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.Transfer;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 
@@ -18,8 +20,8 @@ import jcuda.driver.CUmodule;
  * tensors of a few bytes each, and every copy costs a driver call and a wait. With the runtime's kernels
  * ({@code mstar_scatter_bytes}, {@code mstar_gather_bytes}) a batch is one upload of a header and its bytes, one
  * launch and, for reads, one download, then one wait; with fewer than {@value #MIN_GATHER} copies, or without the
- * kernels (a build without nvcc), one asynchronous copy per transfer, then one wait. A batch that does not fit the pinned staging goes one copy at a time. Called under the
- * device's monitor.
+ * kernels (a build without nvcc), one asynchronous copy per transfer, then one wait. A batch that does not fit the
+ * pinned staging goes one copy at a time. Called under the device's monitor.
  */
 final class BatchCopies implements AutoCloseable {
 
@@ -50,35 +52,15 @@ final class BatchCopies implements AutoCloseable {
         if (b.entries == 0) {
             return;
         }
-        ByteBuffer staged = pinned.buffer().order(ByteOrder.LITTLE_ENDIAN);
         if (b.entries >= MIN_GATHER && kernels()) {
-            DeviceBuffer scratch = device.allocate(b.bytes);
-            try {
-                CudaBuffer s = device.owned(scratch);
-                device.check(cuMemcpyHtoDAsync(s.pointer(0), pinned.pointer(), b.headerBytes, device.stream()),
-                        "cuMemcpyHtoDAsync");
-                device.launch(gather, grid(b.entries), BLOCK, s.address(), b.entries);
-                device.check(cuMemcpyDtoHAsync(pinned.pointer().withByteOffset(b.headerBytes),
-                        s.pointer(b.headerBytes), b.bytes - b.headerBytes, device.stream()), "cuMemcpyDtoHAsync");
-                device.synchronize();
-            } finally {
-                device.free(scratch);
-            }
+            viaKernel(gather, b, b.headerBytes, true);
         } else {
-            for (int i = 0; i < transfers.size(); i++) {
-                Transfer t = transfers.get(i);
-                int n = t.host().remaining();
-                if (n > 0) {
-                    device.check(cuMemcpyDtoHAsync(pinned.pointer().withByteOffset(b.dataAt[i]),
-                            device.owned(t.buffer()).pointer(t.offset()), n, device.stream()), "cuMemcpyDtoHAsync");
-                }
-            }
-            device.synchronize();
+            copyEach(transfers, b, false);
         }
+        ByteBuffer staged = pinned.buffer();
         for (int i = 0; i < transfers.size(); i++) {
             Transfer t = transfers.get(i);
-            int n = t.host().remaining();
-            t.host().slice().put(staged.slice((int) b.dataAt[i], n));
+            t.host().slice().put(staged.slice((int) b.dataAt[i], t.host().remaining()));
         }
     }
 
@@ -91,33 +73,56 @@ final class BatchCopies implements AutoCloseable {
         if (b.entries == 0) {
             return;
         }
-        ByteBuffer staged = pinned.buffer().order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer staged = pinned.buffer();
         for (int i = 0; i < transfers.size(); i++) {
             Transfer t = transfers.get(i);
             staged.slice((int) b.dataAt[i], t.host().remaining()).put(t.host().slice());
         }
         if (b.entries >= MIN_GATHER && kernels()) {
-            DeviceBuffer scratch = device.allocate(b.bytes);
-            try {
-                CudaBuffer s = device.owned(scratch);
-                device.check(cuMemcpyHtoDAsync(s.pointer(0), pinned.pointer(), b.bytes, device.stream()),
-                        "cuMemcpyHtoDAsync");
-                device.launch(scatter, grid(b.entries), BLOCK, s.address(), b.entries);
-                device.synchronize();
-            } finally {
-                device.free(scratch);
-            }
+            viaKernel(scatter, b, b.bytes, false);
         } else {
-            for (int i = 0; i < transfers.size(); i++) {
-                Transfer t = transfers.get(i);
-                int n = t.host().remaining();
-                if (n > 0) {
-                    device.check(cuMemcpyHtoDAsync(device.owned(t.buffer()).pointer(t.offset()),
-                            pinned.pointer().withByteOffset(b.dataAt[i]), n, device.stream()), "cuMemcpyHtoDAsync");
-                }
+            copyEach(transfers, b, true);
+        }
+    }
+
+    /**
+     * Uploads the staging's first {@code upload} bytes (the header, and for a scatter the bytes too), runs
+     * {@code kernel} over the batch and, for a gather, downloads the bytes it collected; then waits.
+     */
+    private void viaKernel(CUfunction kernel, Batch b, long upload, boolean download) {
+        DeviceBuffer scratch = device.allocate(b.bytes);
+        try {
+            CudaBuffer s = device.owned(scratch);
+            device.check(cuMemcpyHtoDAsync(s.pointer(0), pinned.pointer(), upload, device.stream()),
+                    "cuMemcpyHtoDAsync");
+            device.launch(kernel, grid(b.entries), BLOCK, s.address(), b.entries);
+            if (download) {
+                device.check(cuMemcpyDtoHAsync(pinned.pointer().withByteOffset(b.headerBytes),
+                        s.pointer(b.headerBytes), b.bytes - b.headerBytes, device.stream()), "cuMemcpyDtoHAsync");
             }
             device.synchronize();
+        } finally {
+            device.free(scratch);
         }
+    }
+
+    /** One asynchronous copy per non-empty transfer, between its device range and its bytes in the staging; waits. */
+    private void copyEach(List<Transfer> transfers, Batch b, boolean toDevice) {
+        for (int i = 0; i < transfers.size(); i++) {
+            Transfer t = transfers.get(i);
+            int n = t.host().remaining();
+            if (n == 0) {
+                continue;
+            }
+            CUdeviceptr d = device.owned(t.buffer()).pointer(t.offset());
+            Pointer h = pinned.pointer().withByteOffset(b.dataAt[i]);
+            if (toDevice) {
+                device.check(cuMemcpyHtoDAsync(d, h, n, device.stream()), "cuMemcpyHtoDAsync");
+            } else {
+                device.check(cuMemcpyDtoHAsync(h, d, n, device.stream()), "cuMemcpyDtoHAsync");
+            }
+        }
+        device.synchronize();
     }
 
     /** Where each transfer's bytes go in the staging, after a header of its non-empty ones; null: does not fit. */
@@ -137,7 +142,7 @@ final class BatchCopies implements AutoCloseable {
         if (pinned == null) {
             pinned = device.allocatePinned(capacity);
         }
-        ByteBuffer header = pinned.buffer().order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer header = pinned.buffer().duplicate().order(ByteOrder.LITTLE_ENDIAN);
         long[] dataAt = new long[transfers.size()];
         long at = headerBytes;
         int e = 0;

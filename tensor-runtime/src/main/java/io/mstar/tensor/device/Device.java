@@ -60,6 +60,19 @@ public interface Device extends AutoCloseable {
         }
     }
 
+    /**
+     * As {@link #copyToHost(List)}, for bytes no running work reads or writes (a KV page offloaded while a step runs):
+     * a GPU moves them on a copy stream beside its compute work instead of behind it. Returns once they are copied.
+     */
+    default void moveToHost(List<Transfer> transfers) {
+        copyToHost(transfers);
+    }
+
+    /** As {@link #moveToHost}, host to device (a KV page reloaded onto pages no running work touches). */
+    default void moveFromHost(List<Transfer> transfers) {
+        copyFromHost(transfers);
+    }
+
     /** Waits until every operation issued on this device has completed. */
     void synchronize();
 

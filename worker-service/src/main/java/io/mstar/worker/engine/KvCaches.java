@@ -68,6 +68,10 @@ public final class KvCaches implements AutoCloseable {
         final List<Meter> meters = new ArrayList<>();
         /** When each request holding pages last ran here (a turn count), for the victim order. */
         final Map<String, Long> lastRun = new HashMap<>();
+        /** When each request holding pages arrived here, for the youngest to preempt by recompute. */
+        final Map<String, Long> arrival = new HashMap<>();
+        /** Requests whose pages were dropped to be recomputed (read by the counter). */
+        volatile long recomputes;
         Timer pageWait;
         volatile int used;
         volatile int free;
@@ -98,6 +102,7 @@ public final class KvCaches implements AutoCloseable {
     private final Map<String, NodeCache> caches = new LinkedHashMap<>();
     private final TokenSampler sampler = new TokenSampler();
     private long turns;
+    private long arrivals;
     private long pagesFreedEvents;
 
     /**
@@ -168,6 +173,7 @@ public final class KvCaches implements AutoCloseable {
                         continue;
                     }
                     cache.addRequest(id);
+                    c.arrival.put(id, ++arrivals);
                 }
                 int need = cache.devicePagesNeeded(id, n);
                 if (need > cache.freePages()) {
@@ -180,10 +186,11 @@ public final class KvCaches implements AutoCloseable {
                     steps.add(null);
                     continue;
                 }
+                boolean recompute = cache.isDropped(id);
                 int first = cache.appendTokens(id, n);
                 admitted.add(id);
                 c.lastRun.put(id, turn);
-                steps.add(step(cache, call, node, first, n));
+                steps.add(step(cache, call, node, first, n, recompute ? cache.fed(id, first) : null));
             }
             return steps;
         } finally {
@@ -207,15 +214,49 @@ public final class KvCaches implements AutoCloseable {
                 continue;
             }
             int first = c.cache.appendTokens(call.requestId(), tokens[i]);
-            steps.add(step(c.cache, call, node, first, tokens[i]));
+            steps.add(step(c.cache, call, node, first, tokens[i], null));
         }
         return steps;
     }
 
-    private KvStep step(KvCache cache, NodeCall call, String node, int first, int n) {
+    private KvStep step(KvCache cache, NodeCall call, String node, int first, int n, int[] refeed) {
         String id = call.requestId();
         return new KvStep(id, cache.pool(), cache.layout(), cache.pages(id), first, n, sampling(call, node),
-                call.info().randomSeed(), sampler, cache.residentLease(id));
+                call.info().randomSeed(), sampler, cache.residentLease(id), refeed, new int[n]);
+    }
+
+    /** Keeps the token ids a completed step fed (what a dropped request is recomputed from). */
+    void fed(String model, String node, KvStep step) {
+        NodeCache c = caches.get(model + "/" + node);
+        if (c != null && c.cache.contains(step.requestId())) {
+            c.cache.recordFed(step.requestId(), step.firstPosition(), step.fed());
+        }
+    }
+
+    /**
+     * Preemption by recompute (docs/streaming-and-kv.md#preemption-by-recompute): drops the device pages of the
+     * youngest of {@code candidates} (the last to arrive at the node) that holds some, keeping its fed tokens so that
+     * its next step recomputes its KV. Answers the request dropped, or null when none of them holds a device page.
+     */
+    String dropYoungest(String model, String node, Set<String> candidates) {
+        NodeCache c = caches.get(model + "/" + node);
+        if (c == null) {
+            return null;
+        }
+        String youngest = null;
+        for (String id : candidates) {
+            if (c.cache.contains(id) && !c.cache.isOffloaded(id) && c.cache.pageCount(id) > 0
+                    && (youngest == null || c.arrival.get(id) > c.arrival.get(youngest))) {
+                youngest = id;
+            }
+        }
+        if (youngest != null && c.cache.drop(youngest)) {
+            c.recomputes++;
+            pagesFreedEvents++;
+            c.publish();
+            return youngest;
+        }
+        return null;
     }
 
     /** Offloads victims until {@code need} device pages are free or no victim is left that the host pool takes. */
@@ -246,7 +287,7 @@ public final class KvCaches implements AutoCloseable {
     void rollback(String model, String node, KvStep step) {
         NodeCache c = caches.get(model + "/" + node);
         if (c != null && c.cache.contains(step.requestId()) && !c.cache.isOffloaded(step.requestId())
-                && c.cache.tokenCount(step.requestId()) == step.sequenceLength()) {
+                && !c.cache.isDropped(step.requestId()) && c.cache.tokenCount(step.requestId()) == step.sequenceLength()) {
             if (c.cache.truncate(step.requestId(), step.firstPosition()) > 0) {
                 pagesFreedEvents++;
             }
@@ -320,11 +361,14 @@ public final class KvCaches implements AutoCloseable {
         long poolBytes = c.cache.layout().poolBytes();
         c.meters.add(Gauge.builder(KV_POOL, () -> poolBytes).tag("model", model).tag("node", node)
                 .baseUnit("bytes").description("Device bytes the KV-cache pool holds, per node").register(registry));
-        String moves = "Requests' KV pages moved between the device and the host pool, per node";
+        String moves = "Requests' KV pages moved between the device and the host pool, or dropped to be recomputed,"
+                + " per node";
         c.meters.add(FunctionCounter.builder(KV_MOVES, c.moves, KvMoves::offloads).tag("model", model)
                 .tag("node", node).tag("move", "offload").description(moves).register(registry));
         c.meters.add(FunctionCounter.builder(KV_MOVES, c.moves, KvMoves::reloads).tag("model", model)
                 .tag("node", node).tag("move", "reload").description(moves).register(registry));
+        c.meters.add(FunctionCounter.builder(KV_MOVES, c, x -> x.recomputes).tag("model", model)
+                .tag("node", node).tag("move", "recompute").description(moves).register(registry));
         c.meters.add(Gauge.builder(KV_WAITING, c, x -> x.waiting).tag("model", model).tag("node", node)
                 .baseUnit("requests").description("Requests whose step waits for KV pages now, per node")
                 .register(registry));
@@ -341,6 +385,7 @@ public final class KvCaches implements AutoCloseable {
             if (c.cache.contains(requestId)) {
                 c.cache.releaseRequest(requestId);
                 c.lastRun.remove(requestId);
+                c.arrival.remove(requestId);
                 pagesFreedEvents++;
                 c.publish();
             }

@@ -126,7 +126,8 @@ final class StepPipeline {
     /**
      * Puts the calls waiting for pages back in front of the ready set once pages were freed or moved since they were
      * last offered. When no step runs and every request holding the node's device pages is itself waiting, nothing
-     * will ever free one: the youngest waiting request fails (OUT_OF_PAGES) so the others go on.
+     * will ever free one: the youngest of them holding pages is preempted by recompute, or where the node's kernel
+     * cannot recompute, the youngest waiting request fails (OUT_OF_PAGES), so the others go on.
      */
     private void offerWaiting() {
         if (waiting.isEmpty()) {
@@ -143,24 +144,39 @@ final class StepPipeline {
         if (waiting.isEmpty()) {
             return;
         }
-        if (kv.pagesFreedEvents() != offeredAt) {
-            offeredAt = kv.pagesFreedEvents();
-            scheduler.addFirst(waiting);
-            waiting.clear();
-            return;
-        }
-        if (running == null && scheduler.queued() == 0) {
+        if (kv.pagesFreedEvents() == offeredAt && running == null && scheduler.queued() == 0) {
             Scheduler.Key key = Scheduler.key(waiting.get(0));
             Set<String> waitingIds = new java.util.HashSet<>();
             waiting.forEach(item -> waitingIds.add(item.request().requestId));
-            if (waitingIds.containsAll(kv.residentRequests(key.model(), key.node()))) {
+            if (waitingIds.containsAll(kv.residentRequests(key.model(), key.node())) && !recompute(key, waitingIds)) {
                 ReadyItem youngest = waiting.remove(waiting.size() - 1);
                 youngest.node().queued = false;
                 stopWaiting(youngest);
                 engine.fail(youngest.request(), WorkerErrorType.OUT_OF_PAGES, "every request holding node "
                         + key.node() + "'s KV pages waits for more and the host page pool has no room to offload one");
+                return;
             }
         }
+        if (kv.pagesFreedEvents() != offeredAt) {
+            offeredAt = kv.pagesFreedEvents();
+            scheduler.addFirst(waiting);
+            waiting.clear();
+        }
+    }
+
+    /**
+     * Preempts the youngest waiting request holding the node's device pages by recompute, when the node's kernel can
+     * recompute a request's KV from its fed tokens; false when it cannot or no waiting request holds a page.
+     */
+    private boolean recompute(Scheduler.Key key, Set<String> waitingIds) {
+        if (!(kernels.model(key.model()).kernel(key.node()) instanceof KvCacheKernel kernel) || !kernel.recordsFeeds()) {
+            return false;
+        }
+        String dropped = kv.dropYoungest(key.model(), key.node(), waitingIds);
+        if (dropped != null) {
+            log.debug("request {}: KV of node {} dropped, to be recomputed when it next runs", dropped, key.node());
+        }
+        return dropped != null;
     }
 
     /** {@code item} leaves the wait for pages without being admitted. */
@@ -404,6 +420,13 @@ final class StepPipeline {
     /** Back on the loop: a step whose device work completed. */
     void completed(Step step) {
         owner.check();
+        if (step.error == null && step.kv != null) {
+            for (int i = 0; i < step.items.size(); i++) {
+                if (!step.dropped[i] && step.kv.get(i) != null) {
+                    kv.fed(step.key.model(), step.key.node(), step.kv.get(i));
+                }
+            }
+        }
         Step next = step.next;
         running = next != null && !next.voided ? next : null;
         if (next != null) {

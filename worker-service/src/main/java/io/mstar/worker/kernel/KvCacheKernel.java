@@ -31,6 +31,15 @@ public interface KvCacheKernel extends NodeKernel {
         return 1;
     }
 
+    /**
+     * Whether {@link #forward} feeds each call's tokens through {@link KvStep#feed}, honouring a recompute step's
+     * earlier tokens: then the engine may drop a waiting request's pages under page pressure and recompute its KV
+     * later, rather than fail it (docs/streaming-and-kv.md#preemption-by-recompute).
+     */
+    default boolean recordsFeeds() {
+        return false;
+    }
+
     /** One result per call, in order; {@code steps.get(i)} belongs to {@code batch.get(i)}. */
     List<NodeResult> forward(Device device, List<NodeCall> batch, List<KvStep> steps);
 

@@ -1,6 +1,7 @@
 package io.mstar.worker.kernel;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import io.mstar.request.SamplingConfig;
@@ -29,9 +30,60 @@ import io.mstar.worker.resident.ResidentSlots;
  * @param sampler       the engine's sampler (used by one step at a time)
  * @param resident      the request's slot in the node's resident tables (docs/resident-planning.md), null when every
  *                      slot is leased
+ * @param refeed        on a recompute step (its request's pages were dropped under page pressure,
+ *                      docs/streaming-and-kv.md#preemption-by-recompute): the token ids fed earlier at positions
+ *                      {@code [0, firstPosition)}, to feed again before the call's own; null otherwise
+ * @param fed           where the kernel records the {@code count} token ids the call feeds ({@link #feed}); the engine
+ *                      keeps them once the step completed, so that the request's KV can be recomputed
  */
 public record KvStep(String requestId, DeviceBuffer pool, KvCacheLayout layout, int[] pages, int firstPosition,
-        int count, SamplingConfig sampling, long seed, TokenSampler sampler, ResidentSlots.Lease resident) {
+        int count, SamplingConfig sampling, long seed, TokenSampler sampler, ResidentSlots.Lease resident,
+        int[] refeed, int[] fed) {
+
+    public KvStep {
+        if (fed == null || fed.length != count) {
+            throw new IllegalArgumentException("fed must hold the step's " + count + " token id(s)");
+        }
+        if (refeed != null && refeed.length != firstPosition) {
+            throw new IllegalArgumentException("a recompute step refeeds positions [0, " + firstPosition + "), got "
+                    + refeed.length + " token id(s)");
+        }
+    }
+
+    /** A step on pages the request holds: nothing to recompute. */
+    public KvStep(String requestId, DeviceBuffer pool, KvCacheLayout layout, int[] pages, int firstPosition, int count,
+            SamplingConfig sampling, long seed, TokenSampler sampler, ResidentSlots.Lease resident) {
+        this(requestId, pool, layout, pages, firstPosition, count, sampling, seed, sampler, resident, null,
+                new int[count]);
+    }
+
+    /**
+     * Records the call's own token ids ({@code count} of them) and answers what the kernel runs: those alone, or on a
+     * recompute step the earlier ones first. The tokens run start at {@link #runFrom()}.
+     */
+    public int[] feed(int[] own) {
+        if (own.length != count) {
+            throw new KernelException(KernelException.Reason.BAD_INPUT, "fed " + own.length + " tokens for " + count
+                    + " reserved positions");
+        }
+        System.arraycopy(own, 0, fed, 0, count);
+        if (refeed == null) {
+            return own;
+        }
+        int[] all = Arrays.copyOf(refeed, firstPosition + count);
+        System.arraycopy(own, 0, all, firstPosition, count);
+        return all;
+    }
+
+    /** The position of the first token {@link #feed} answers: 0 on a recompute step. */
+    public int runFrom() {
+        return refeed == null ? firstPosition : 0;
+    }
+
+    /** Whether this step recomputes its request's dropped KV before the call's own positions. */
+    public boolean recomputes() {
+        return refeed != null;
+    }
 
     /** Where position {@code position} (any reserved one, earlier calls' included) lives. */
     public KvSlot slot(int position) {

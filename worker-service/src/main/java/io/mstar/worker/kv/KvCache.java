@@ -2,8 +2,10 @@ package io.mstar.worker.kv;
 
 import io.mstar.loop.OwnerThread;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -11,6 +13,7 @@ import java.util.Set;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.tensor.device.Transfer;
 import io.mstar.worker.resident.ResidentSlots;
 
 import static io.mstar.worker.kv.KvCacheException.Reason.CLOSED;
@@ -42,6 +45,10 @@ public final class KvCache implements AutoCloseable {
         int tokens;
         /** Where its pages are while offloaded (one host page per device page it had); null while on the device. */
         int[] hostPages;
+        /** The token ids fed at positions {@code [0, tokens)}, as the node's kernel reported them. */
+        int[] fed = new int[16];
+        /** Its pages were dropped ({@link #drop}): its KV is recomputed from {@code fed} when it next runs. */
+        boolean dropped;
 
         int[] view() {
             return Arrays.copyOf(pages, pageCount);
@@ -126,7 +133,7 @@ public final class KvCache implements AutoCloseable {
      *                          and nothing at all for the others
      */
     public int appendTokens(String requestId, int n) {
-        PageList list = resident(requestId);
+        PageList list = onDevice(requestId);
         if (n < 0) {
             throw new KvCacheException(INVALID_ARGUMENT, requestId, "cannot append " + n + " tokens");
         }
@@ -141,6 +148,7 @@ public final class KvCache implements AutoCloseable {
             list.pageCount += needed;
         }
         list.tokens = first + n;
+        list.dropped = false;
         return first;
     }
 
@@ -247,6 +255,58 @@ public final class KvCache implements AutoCloseable {
         }
     }
 
+    // ---------------------------------------------------------------- recompute
+
+    /**
+     * Records the token ids a step fed at positions {@code [first, first + tokens.length)}; positions a rollback took
+     * back since are left out. What a dropped request is recomputed from.
+     */
+    public void recordFed(String requestId, int first, int[] tokens) {
+        PageList list = list(requestId);
+        int end = Math.min(list.tokens, first + tokens.length);
+        if (first < 0 || end <= first) {
+            return;
+        }
+        if (list.fed.length < end) {
+            list.fed = Arrays.copyOf(list.fed, Math.max(list.fed.length * 2, end));
+        }
+        System.arraycopy(tokens, 0, list.fed, first, end - first);
+    }
+
+    /** The token ids fed at positions {@code [0, upTo)} (a copy). */
+    public int[] fed(String requestId, int upTo) {
+        PageList list = list(requestId);
+        if (upTo < 0 || upTo > list.tokens) {
+            throw new KvCacheException(POSITION_OUT_OF_RANGE, requestId, "fed tokens up to " + upTo + " of "
+                    + list.tokens + " reserved");
+        }
+        return Arrays.copyOf(list.fed, upTo);
+    }
+
+    /**
+     * Preemption by recompute: frees every device page of the request but keeps its positions and fed tokens, so its
+     * next {@link #appendTokens} takes pages for all of them and its step feeds them again
+     * ({@link #isDropped} until then). False, changing nothing, when it holds no device page.
+     *
+     * @return whether its pages were dropped
+     */
+    public boolean drop(String requestId) {
+        PageList list = list(requestId);
+        if (list.hostPages != null || list.pageCount == 0) {
+            return false;
+        }
+        allocator.free(list.view(), requestId);
+        list.pageCount = 0;
+        list.dropped = true;
+        slots.release(requestId);
+        return true;
+    }
+
+    /** Whether the request's pages were dropped and its KV must be recomputed at its next step. */
+    public boolean isDropped(String requestId) {
+        return list(requestId).dropped;
+    }
+
     // ---------------------------------------------------------------- offload and reload
 
     /** Whether the request's pages are in the host pool now. */
@@ -283,9 +343,11 @@ public final class KvCache implements AutoCloseable {
         }
         int[] taken = host.allocate(list.pageCount, requestId);
         try {
+            List<Transfer> copies = new ArrayList<>(list.pageCount);
             for (int i = 0; i < list.pageCount; i++) {
-                device.copyToHost(pool, layout.byteOffset(list.pages[i], 0), host.page(taken[i]));
+                copies.add(new Transfer(pool, layout.byteOffset(list.pages[i], 0), host.page(taken[i])));
             }
+            device.moveToHost(copies); // no running step touches a victim's pages: beside its work
         } catch (RuntimeException e) {
             host.free(taken, requestId);
             throw e;
@@ -310,9 +372,11 @@ public final class KvCache implements AutoCloseable {
         }
         int[] fresh = allocator.allocate(list.pageCount, requestId);
         try {
+            List<Transfer> copies = new ArrayList<>(list.pageCount);
             for (int i = 0; i < list.pageCount; i++) {
-                device.copyFromHost(host.page(list.hostPages[i]), pool, layout.byteOffset(fresh[i], 0));
+                copies.add(new Transfer(pool, layout.byteOffset(fresh[i], 0), host.page(list.hostPages[i])));
             }
+            device.moveFromHost(copies); // fresh pages: no running step touches them
         } catch (RuntimeException e) {
             allocator.free(fresh, requestId);
             throw e;
@@ -329,10 +393,19 @@ public final class KvCache implements AutoCloseable {
         return host.stats();
     }
 
-    private PageList resident(String requestId) {
+    /** A request whose pages are on the device, or were dropped (its next append takes them anew). */
+    private PageList onDevice(String requestId) {
         PageList list = list(requestId);
         if (list.hostPages != null) {
             throw new KvCacheException(INVALID_ARGUMENT, requestId, "its pages are offloaded: reload it first");
+        }
+        return list;
+    }
+
+    private PageList resident(String requestId) {
+        PageList list = onDevice(requestId);
+        if (list.dropped) {
+            throw new KvCacheException(INVALID_ARGUMENT, requestId, "its pages were dropped: append to recompute it");
         }
         return list;
     }

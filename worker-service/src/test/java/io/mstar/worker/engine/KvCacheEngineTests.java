@@ -27,7 +27,6 @@ import io.mstar.worker.kernel.KvStep;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeResult;
-import io.mstar.worker.kv.KvSlot;
 import io.mstar.worker.kv.PageAllocatorStats;
 import io.mstar.worker.kv.TokenSampler;
 
@@ -99,6 +98,23 @@ class KvCacheEngineTests extends ToyWorkers {
     /** The toy node: one int32 per token in its slot. */
     static final class ToyLm implements KvCacheKernel {
 
+        private final boolean recordsFeeds;
+
+        /** A kernel the engine may preempt by recompute. */
+        ToyLm() {
+            this(true);
+        }
+
+        /** @param recordsFeeds false: the kernel declares no recompute, so page pressure fails a stuck request */
+        ToyLm(boolean recordsFeeds) {
+            this.recordsFeeds = recordsFeeds;
+        }
+
+        @Override
+        public boolean recordsFeeds() {
+            return recordsFeeds;
+        }
+
         @Override
         public long bytesPerToken() {
             return 4;
@@ -115,13 +131,12 @@ class KvCacheEngineTests extends ToyWorkers {
             for (int i = 0; i < batch.size(); i++) {
                 NodeCall call = batch.get(i);
                 KvStep step = steps.get(i);
-                int[] given = Int32Tensors.read(device, call.input("tok"));
-                List<KvSlot> slots = step.slots();
+                int[] given = step.feed(Int32Tensors.read(device, call.input("tok")));
                 ByteBuffer one = ByteBuffer.allocateDirect(4).order(ByteOrder.LITTLE_ENDIAN);
                 for (int k = 0; k < given.length; k++) {
                     one.clear();
                     one.putInt(0, given[k]);
-                    device.copyFromHost(one, step.pool(), slots.get(k).byteOffset());
+                    device.copyFromHost(one, step.pool(), step.slot(step.runFrom() + k).byteOffset());
                 }
                 List<Integer> seq = new ArrayList<>();
                 for (int p = 0; p < step.sequenceLength(); p++) {

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mstar.model.ToyTtsDeployments;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.device.HostDevice;
@@ -216,6 +217,38 @@ class ToyTtsEngineTests {
                         .isEqualTo(reference.get(i).audio());
             }
         });
+    }
+
+    /**
+     * Page pressure with no host pool (docs/streaming-and-kv.md#preemption-by-recompute): 6 requests of 5 pages each on
+     * an lm pool of 12 pages. Stuck requests are preempted by recompute, their KV recomputed from their fed tokens, and
+     * each gets the text and audio it gets on a pool that holds them all.
+     */
+    @Test
+    void recomputedUnderPagePressureTextAndAudioAreThoseOfAPoolThatHoldsThemAll() throws Exception {
+        long seed = Seeds.of("ToyTtsEngineTests.recompute");
+        Random random = new Random(seed);
+        List<Req> reqs = new ArrayList<>();
+        for (String p : new String[] {"Hello there", "ab", "The quick", "x", "recompute me", "page"}) {
+            reqs.add(new Req(p, 56 + random.nextInt(8), random.nextBoolean() ? SAMPLED : NO_EOS, random.nextLong()));
+        }
+        List<Out> roomy;
+        try (TtsHarness h = new TtsHarness(dir.resolve("roomy"), TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
+            roomy = runAll(h, "r", reqs);
+        }
+        EngineProperties noHostPool = EngineProperties.defaults().withKvHostPoolFactor(0);
+        try (TtsHarness h = new TtsHarness(dir.resolve("tight"), ToyTtsDeployments.disaggregated(12),
+                d -> ToyTtsKernels.host(), () -> new HostDevice(HostDevice.NAME, 64 << 20), noHostPool)) {
+            List<Out> tight = runAll(h, "t", reqs);
+            double recomputes = h.w1.registry.get(KvCaches.KV_MOVES).tags("move", "recompute").functionCounter()
+                    .count();
+            assertThat(recomputes).as("requests preempted by recompute (seed %d)", seed).isPositive();
+            for (int i = 0; i < reqs.size(); i++) {
+                assertThat(tight.get(i).text()).as("request %d (seed %d)", i, seed).isEqualTo(roomy.get(i).text());
+                assertThat(tight.get(i).audio()).as("request %d (seed %d)", i, seed).isEqualTo(roomy.get(i).audio());
+            }
+            System.out.printf("ToyTtsEngineTests.recompute: seed %d, %.0f recomputes%n", seed, recomputes);
+        } // close(): both workers at baseline, KV pages all free
     }
 
     static int[] unsigned(byte[] bytes) {

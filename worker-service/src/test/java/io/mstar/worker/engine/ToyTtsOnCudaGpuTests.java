@@ -184,6 +184,51 @@ class ToyTtsOnCudaGpuTests {
         });
     }
 
+    /**
+     * Preemption by recompute on CUDA (docs/streaming-and-kv.md#preemption-by-recompute): four requests of 10 pages
+     * each on an lm pool of 12 pages with no host pool, speculation on. A recomputed request's KV is written again by
+     * one multi-token forward, and every request's text and audio equal those on a pool that holds them all.
+     */
+    @Test
+    void onCudaRecomputedRequestsGiveTheTextAndAudioOfAPoolThatHoldsThemAll() throws Exception {
+        if (!CudaLmBackend.available()) {
+            throw new IllegalStateException(CudaLmBackend.unavailableReason().orElseThrow());
+        }
+        String[] prompts = {"Hello from the GPU", "a", "The quick brown fox jumps", "recompute"};
+        SamplingConfig sampled = new SamplingConfig(null, 0.8, 40, 0.95, true, 1.0, 0L);
+        java.util.Map<String, List<TtsHarness.Run>> runs = new java.util.LinkedHashMap<>();
+        double recomputes = 0;
+        for (String pool : new String[] {"roomy", "tight"}) {
+            String yaml = pool.equals("roomy") ? TtsHarness.DISAGGREGATED
+                    : io.mstar.model.ToyTtsDeployments.disaggregated(12);
+            EngineProperties engine = EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.ON)
+                    .withKvHostPoolFactor(0);
+            try (TtsHarness h = new TtsHarness(dir.resolve(pool), yaml,
+                    d -> ToyTtsKernels.with(eager(new CudaLmBackend((CudaDevice) d, ToyTtsWeights.generate()))),
+                    () -> new CudaDevice(0), engine)) {
+                h.recordFixedBytes();
+                for (int i = 0; i < prompts.length; i++) {
+                    h.start("p" + i, prompts[i].getBytes(StandardCharsets.UTF_8), 150, sampled, 11L + i);
+                }
+                h.pumpUntilRemoved();
+                runs.put(pool, List.copyOf(h.runs.values()));
+                if (pool.equals("tight")) {
+                    recomputes = h.w1.registry.get(KvCaches.KV_MOVES).tags("move", "recompute").functionCounter()
+                            .count();
+                }
+            } // close(): both workers at baseline, every page free
+        }
+        System.out.printf("[toy-tts] recompute on CUDA: %.0f requests preempted%n", recomputes);
+        assertThat(recomputes).as("requests preempted by recompute").isPositive();
+        for (int i = 0; i < prompts.length; i++) {
+            assertThat(runs.get("tight").get(i).failure).as(prompts[i]).isNull();
+            assertThat(runs.get("tight").get(i).textBytes()).as(prompts[i]).hasSize(150)
+                    .isEqualTo(runs.get("roomy").get(i).textBytes());
+            assertThat(runs.get("tight").get(i).audioBytes()).as(prompts[i])
+                    .isEqualTo(runs.get("roomy").get(i).audioBytes());
+        }
+    }
+
     private static java.util.function.Supplier<io.mstar.worker.kernel.tts.LmBackend> eager(CudaLmBackend backend) {
         return () -> backend;
     }

@@ -57,6 +57,7 @@ public final class CudaDevice implements Device {
     private final List<Consumer<DeviceException>> fatalListeners = new CopyOnWriteArrayList<>();
     private final ParallelCopy hostCopy;
     private final BatchCopies batches;
+    private final CopyStream copies;
 
     /** Whether the calling thread has the context current. */
     private final ThreadLocal<Boolean> bound = ThreadLocal.withInitial(() -> false);
@@ -85,6 +86,7 @@ public final class CudaDevice implements Device {
         this.hostCopy = new ParallelCopy(settings.stagingThreads(), "mstar-" + name.replace(':', '-'));
         // a batch of small copies never needs a whole staging chunk
         this.batches = new BatchCopies(this, Math.min(settings.stagingChunkBytes(), 1L << 20));
+        this.copies = new CopyStream(this);
     }
 
     /** GPUs the driver sees; 0 when there is no driver or no GPU (the worker then uses HostDevice). */
@@ -227,6 +229,23 @@ public final class CudaDevice implements Device {
         ensureUsable();
         bind();
         batches.fromHost(transfers);
+    }
+
+    /** On the copy stream ({@link CopyStream}), beside the compute stream's work; the wait holds no monitor. */
+    @Override
+    public void moveToHost(List<Transfer> transfers) {
+        copies.move(transfers, false);
+    }
+
+    /** As {@link #moveToHost}, host to device. */
+    @Override
+    public void moveFromHost(List<Transfer> transfers) {
+        copies.move(transfers, true);
+    }
+
+    /** Bytes moved on the copy stream since start. */
+    public long movedBytes() {
+        return copies.bytes();
     }
 
     /** A transfer of a batch names a live buffer of this device and fits it. */
@@ -404,6 +423,7 @@ public final class CudaDevice implements Device {
                 for (CUmodule m : modules) {
                     check(cuModuleUnload(m), "cuModuleUnload");
                 }
+                copies.close();
                 check(cuStreamDestroy(stream), "cuStreamDestroy");
             } catch (DeviceException e) {
                 LOG.log(System.Logger.Level.WARNING, name + ": error while closing", e);
@@ -449,7 +469,7 @@ public final class CudaDevice implements Device {
         }
     }
 
-    private void ensureUsable() {
+    void ensureUsable() {
         DeviceException f = fatal;
         if (f != null) {
             throw new DeviceException(Reason.FATAL, name, "device unusable since an earlier fatal error", f);
@@ -478,7 +498,7 @@ public final class CudaDevice implements Device {
     }
 
     /** Whether host memory is page-locked (allocated or registered with the driver), so DMA can read it. */
-    private boolean isPinned(ByteBuffer b) {
+    boolean isPinned(ByteBuffer b) {
         if (!b.isDirect()) {
             return false;
         }

@@ -99,6 +99,12 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         return ToyTtsWeights.BYTES_PER_TOKEN;
     }
 
+    /** Every call's tokens go through {@link KvStep#feed}: a dropped request's KV is recomputed from them. */
+    @Override
+    public boolean recordsFeeds() {
+        return true;
+    }
+
     @Override
     public int tokensToAppend(NodeCall call) {
         if (isPrefill(call)) {
@@ -148,12 +154,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
                     feed = new int[] {state[0]};
                     TokenSampler.checkSettings(step.sampling(), ToyTtsWeights.VOCAB);
                 }
-                if (feed.length != step.count()) {
-                    throw new KernelException(KernelException.Reason.BAD_INPUT, "fed " + feed.length
-                            + " tokens for " + step.count() + " reserved positions");
-                }
-                jobs.add(new LmJob(feed, step.firstPosition(), step.pages(),
-                        !isPrefill(call)));
+                jobs.add(new LmJob(step.feed(feed), step.runFrom(), step.pages(), !isPrefill(call)));
                 states.add(state);
                 admitted.add(i);
             } catch (KernelException | KvCacheException e) {
@@ -163,8 +164,9 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         if (backend == null && !jobs.isEmpty()) {
             backend = backendFactory.get();
         }
-        if (!jobs.isEmpty() && jobs.stream().allMatch(LmJob::wantLogits) && residentOn(device)) {
-            List<KvStep> reserved = admitted.stream().map(steps::get).toList();
+        List<KvStep> reserved = admitted.stream().map(steps::get).toList();
+        if (!jobs.isEmpty() && jobs.stream().allMatch(LmJob::wantLogits) && reserved.stream().noneMatch(
+                KvStep::recomputes) && residentOn(device)) {
             ToyTtsResidentDecode r = resident(device, reserved.get(0));
             ResidentStats.Refusal why = r == null ? ResidentStats.Refusal.RESOURCE : r.refusal(reserved);
             if (why == null) {

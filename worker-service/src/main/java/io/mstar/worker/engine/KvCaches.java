@@ -245,7 +245,7 @@ public final class KvCaches implements AutoCloseable {
         }
         String youngest = null;
         for (String id : candidates) {
-            if (c.cache.contains(id) && !c.cache.isOffloaded(id) && c.cache.pageCount(id) > 0
+            if (holdsDevicePages(c.cache, id)
                     && (youngest == null || c.arrival.get(id) > c.arrival.get(youngest))) {
                 youngest = id;
             }
@@ -264,7 +264,7 @@ public final class KvCaches implements AutoCloseable {
         KvCache cache = c.cache;
         List<String> victims = new ArrayList<>();
         for (String id : cache.requestIds()) {
-            if (!admitted.contains(id) && !busy.test(id) && !cache.isOffloaded(id) && cache.pageCount(id) > 0) {
+            if (!admitted.contains(id) && !busy.test(id) && holdsDevicePages(cache, id)) {
                 victims.add(id);
             }
         }
@@ -398,12 +398,17 @@ public final class KvCaches implements AutoCloseable {
         Set<String> ids = new HashSet<>();
         if (c != null) {
             for (String id : c.cache.requestIds()) {
-                if (!c.cache.isOffloaded(id) && c.cache.pageCount(id) > 0) {
+                if (holdsDevicePages(c.cache, id)) {
                     ids.add(id);
                 }
             }
         }
         return ids;
+    }
+
+    /** Whether {@code id} has pages on the device now: neither offloaded nor dropped nor without any. */
+    private static boolean holdsDevicePages(KvCache cache, String id) {
+        return cache.contains(id) && !cache.isOffloaded(id) && cache.pageCount(id) > 0;
     }
 
     /** Counts page frees and moves: a request waiting for pages is offered again only when this changed. */

@@ -1,16 +1,16 @@
 package io.mstar.worker.engine;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.mstar.graph.NameAndDestination;
 import io.mstar.graph.NestedLoopIndices;
 import io.mstar.loop.OwnerThread;
 import io.mstar.tensor.device.DeviceException;
@@ -58,10 +58,7 @@ final class StepPipeline {
     private final Callbacks engine;
     private final boolean speculation;
     private final Map<String, Integer> inSteps = new HashMap<>();
-    /** Calls deferred for KV pages, oldest first; offered again when pages were freed or moved. */
-    private final List<ReadyItem> waiting = new ArrayList<>();
-    private final Map<NodeState, Long> waitingSince = new java.util.IdentityHashMap<>();
-    private long offeredAt = -1;
+    private final PageWaits pageWaits;
     private StepExecutor executor;
     private Step running;
     private Step speculated;
@@ -81,6 +78,7 @@ final class StepPipeline {
         this.meters = meters;
         this.speculation = speculation;
         this.engine = engine;
+        this.pageWaits = new PageWaits(kernels, scheduler, kv, engine);
     }
 
     /** The executor steps go to; its completions come back to {@link #completed}. Set once, before the first turn. */
@@ -91,7 +89,7 @@ final class StepPipeline {
     /** Submits the next batch when no step runs, or speculates one on the running step. */
     void turn() {
         owner.check();
-        offerWaiting();
+        pageWaits.offer(running != null);
         if (running == null) {
             List<ReadyItem> batch = scheduler.next(this::batchLimit);
             if (!batch.isEmpty()) {
@@ -111,79 +109,6 @@ final class StepPipeline {
         // At once: an idle loop may not turn again before the running step completes.
         if (speculation && running != null && speculated == null) {
             speculate(running);
-        }
-    }
-
-    /** A call that could not get its KV pages now: it waits, its node still queued, until pages move. */
-    private void waitForPages(ReadyItem item) {
-        waiting.add(item);
-        if (waitingSince.putIfAbsent(item.node(), System.nanoTime()) == null) {
-            Scheduler.Key key = Scheduler.key(item);
-            kv.waitStarted(key.model(), key.node());
-        }
-    }
-
-    /**
-     * Puts the calls waiting for pages back in front of the ready set once pages were freed or moved since they were
-     * last offered. When no step runs and every request holding the node's device pages is itself waiting, nothing
-     * will ever free one: the youngest of them holding pages is preempted by recompute, or where the node's kernel
-     * cannot recompute, the youngest waiting request fails (OUT_OF_PAGES), so the others go on.
-     */
-    private void offerWaiting() {
-        if (waiting.isEmpty()) {
-            return;
-        }
-        waiting.removeIf(item -> {
-            boolean gone = !engine.live(item.request()) || !item.request().schedulable();
-            if (gone) {
-                item.node().queued = false;
-                stopWaiting(item);
-            }
-            return gone;
-        });
-        if (waiting.isEmpty()) {
-            return;
-        }
-        if (kv.pagesFreedEvents() == offeredAt && running == null && scheduler.queued() == 0) {
-            Scheduler.Key key = Scheduler.key(waiting.get(0));
-            Set<String> waitingIds = new java.util.HashSet<>();
-            waiting.forEach(item -> waitingIds.add(item.request().requestId));
-            if (waitingIds.containsAll(kv.residentRequests(key.model(), key.node())) && !recompute(key, waitingIds)) {
-                ReadyItem youngest = waiting.remove(waiting.size() - 1);
-                youngest.node().queued = false;
-                stopWaiting(youngest);
-                engine.fail(youngest.request(), WorkerErrorType.OUT_OF_PAGES, "every request holding node "
-                        + key.node() + "'s KV pages waits for more and the host page pool has no room to offload one");
-                return;
-            }
-        }
-        if (kv.pagesFreedEvents() != offeredAt) {
-            offeredAt = kv.pagesFreedEvents();
-            scheduler.addFirst(waiting);
-            waiting.clear();
-        }
-    }
-
-    /**
-     * Preempts the youngest waiting request holding the node's device pages by recompute, when the node's kernel can
-     * recompute a request's KV from its fed tokens; false when it cannot or no waiting request holds a page.
-     */
-    private boolean recompute(Scheduler.Key key, Set<String> waitingIds) {
-        if (!(kernels.model(key.model()).kernel(key.node()) instanceof KvCacheKernel kernel) || !kernel.recordsFeeds()) {
-            return false;
-        }
-        String dropped = kv.dropYoungest(key.model(), key.node(), waitingIds);
-        if (dropped != null) {
-            log.debug("request {}: KV of node {} dropped, to be recomputed when it next runs", dropped, key.node());
-        }
-        return dropped != null;
-    }
-
-    /** {@code item} leaves the wait for pages without being admitted. */
-    private void stopWaiting(ReadyItem item) {
-        if (waitingSince.remove(item.node()) != null) {
-            Scheduler.Key key = Scheduler.key(item);
-            kv.waitEnded(key.model(), key.node());
         }
     }
 
@@ -269,7 +194,7 @@ final class StepPipeline {
             }
             ReadyItem item = items.get(i);
             if (!speculated) {
-                waitForPages(item);
+                pageWaits.add(item);
             } else if (kept.get(i) == null) {
                 scheduler.add(item); // fresh: back to the ready set, its inputs untouched
             }
@@ -280,42 +205,24 @@ final class StepPipeline {
             if (speculated) {
                 kept.remove(i);
             }
-            refused = remove(refused, i);
-            at = remove(at, i);
         }
         if (items.isEmpty()) {
             return null;
         }
+        int[] admitted = IntStream.range(0, left.length).filter(i -> !left[i]).toArray();
+        NodeResult[] refusedAdmitted = Arrays.stream(admitted).mapToObj(i -> refused[i]).toArray(NodeResult[]::new);
+        int[] iterationsAdmitted = Arrays.stream(admitted).map(i -> at[i]).toArray();
         if (speculated) {
             continues = kept.toArray(Step.Continuation[]::new);
         }
-        for (ReadyItem item : items) {
-            Long since = waitingSince.remove(item.node());
-            if (since != null) {
-                kv.waited(key.model(), key.node(), System.nanoTime() - since);
-            }
-        }
-        Step step = new Step(seq++, key, kernel, items, calls, reserved, refused, at, continues);
+        items.forEach(pageWaits::admitted);
+        Step step = new Step(seq++, key, kernel, items, calls, reserved, refusedAdmitted, iterationsAdmitted, continues);
         held.forEach(list -> list.forEach(uuid -> {
             ledger.hold(uuid, 1);
             step.held.add(uuid);
         }));
         items.forEach(item -> inSteps.merge(item.request().requestId, 1, Integer::sum));
         return step;
-    }
-
-    private static NodeResult[] remove(NodeResult[] values, int index) {
-        NodeResult[] out = new NodeResult[values.length - 1];
-        System.arraycopy(values, 0, out, 0, index);
-        System.arraycopy(values, index + 1, out, index, values.length - index - 1);
-        return out;
-    }
-
-    private static int[] remove(int[] values, int index) {
-        int[] out = new int[values.length - 1];
-        System.arraycopy(values, 0, out, 0, index);
-        System.arraycopy(values, index + 1, out, index, values.length - index - 1);
-        return out;
     }
 
     /**
@@ -338,7 +245,7 @@ final class StepPipeline {
                 continue;
             }
             ReadyItem item = on.items.get(i);
-            Set<String> loopBacks = continuable(item, on.iterations[i]);
+            Set<String> loopBacks = item.nextIterationLoopBacks(on.iterations[i]);
             if (loopBacks != null) {
                 items.add(item);
                 continuations.add(new Step.Continuation(i, loopBacks));
@@ -377,27 +284,6 @@ final class StepPipeline {
         }
     }
 
-    /** The loop-back inputs a call's next iteration takes from it, or null when it may not be speculated. */
-    private static Set<String> continuable(ReadyItem item, int iteration) {
-        NodeState node = item.node();
-        LoopState loop = node.loop;
-        if (!item.request().schedulable() || loop == null || loop.done || loop.finishRequested
-                || loop.bodyNodes.size() != 1 || loop.iteration != iteration || iteration + 1 >= loop.iterations
-                || item.partition().pass != item.pass() || item.pass().complete) {
-            return null;
-        }
-        Set<String> loopBacks = new LinkedHashSet<>();
-        for (String input : node.node.inputNames()) {
-            NameAndDestination edge = new NameAndDestination(input, node.node.name());
-            if (loop.loopBack.contains(edge)) {
-                loopBacks.add(input);
-            } else if (!loop.retained.containsKey(edge)) {
-                return null;
-            }
-        }
-        return loopBacks.isEmpty() ? null : loopBacks;
-    }
-
     /** A speculated step that does not run: its reservations and holds go back, its fresh requests to the ready set. */
     private void takeBack(Step step) {
         for (int i = 0; i < step.items.size(); i++) {
@@ -420,7 +306,8 @@ final class StepPipeline {
     /** Back on the loop: a step whose device work completed. */
     void completed(Step step) {
         owner.check();
-        if (step.error == null && step.kv != null) {
+        // only a kernel that recomputes reads fed tokens back; recording them for another is wasted work per step
+        if (step.error == null && step.kv != null && step.kernel instanceof KvCacheKernel k && k.recordsFeeds()) {
             for (int i = 0; i < step.items.size(); i++) {
                 if (!step.dropped[i] && step.kv.get(i) != null) {
                     kv.fed(step.key.model(), step.key.node(), step.kv.get(i));

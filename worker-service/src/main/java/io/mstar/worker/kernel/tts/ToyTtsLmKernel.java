@@ -164,9 +164,9 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         if (backend == null && !jobs.isEmpty()) {
             backend = backendFactory.get();
         }
-        List<KvStep> reserved = admitted.stream().map(steps::get).toList();
-        if (!jobs.isEmpty() && jobs.stream().allMatch(LmJob::wantLogits) && reserved.stream().noneMatch(
-                KvStep::recomputes) && residentOn(device)) {
+        if (!jobs.isEmpty() && jobs.stream().allMatch(LmJob::wantLogits) && residentOn(device)
+                && admitted.stream().noneMatch(i -> steps.get(i).recomputes())) {
+            List<KvStep> reserved = admitted.stream().map(steps::get).toList();
             ToyTtsResidentDecode r = resident(device, reserved.get(0));
             ResidentStats.Refusal why = r == null ? ResidentStats.Refusal.RESOURCE : r.refusal(reserved);
             if (why == null) {

@@ -67,19 +67,10 @@ public final class MiniLmOnnxEncoder implements MiniLmEncoder {
                         + "' of [batch, sequence, " + config.hidden() + "]; its outputs are " + session.getOutputInfo());
             }
         } catch (OrtException e) {
-            closeAfter(e);
-            throw new OnnxModelException("minilm-embed: ONNX model " + model + ": " + e.getMessage(), e);
+            throw OnnxSessions.closeAfter(session, new OnnxModelException("minilm-embed: ONNX model " + model + ": "
+                    + e.getMessage(), e));
         } catch (RuntimeException e) {
-            closeAfter(e);
-            throw e;
-        }
-    }
-
-    private void closeAfter(Exception failure) {
-        try {
-            session.close();
-        } catch (OrtException e) {
-            failure.addSuppressed(e);
+            throw OnnxSessions.closeAfter(session, e);
         }
     }
 
@@ -151,10 +142,6 @@ public final class MiniLmOnnxEncoder implements MiniLmEncoder {
             return;
         }
         closed = true;
-        try {
-            session.close();
-        } catch (OrtException e) {
-            throw new IllegalStateException("closing the minilm-embed ONNX Runtime session failed", e);
-        }
+        OnnxSessions.close(session, "minilm-embed (" + model + ")");
     }
 }

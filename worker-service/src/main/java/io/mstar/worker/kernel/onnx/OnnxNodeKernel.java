@@ -98,20 +98,11 @@ public final class OnnxNodeKernel implements NodeKernel, AutoCloseable {
             mask = spec.mask() == null ? null : port(graphInputs, "input", spec.mask(), "(mask)");
             checkGraph(graphInputs.keySet());
         } catch (OrtException e) {
-            throw closeAfter(new OnnxModelException("ONNX model " + spec.model() + ": its inputs and outputs could not "
+            throw OnnxSessions.closeAfter(session, new OnnxModelException("ONNX model " + spec.model() + ": its inputs and outputs could not "
                     + "be read: " + e.getMessage(), e));
         } catch (RuntimeException e) {
-            throw closeAfter(e);
+            throw OnnxSessions.closeAfter(session, e);
         }
-    }
-
-    private RuntimeException closeAfter(RuntimeException failure) {
-        try {
-            session.close();
-        } catch (OrtException e) {
-            failure.addSuppressed(e);
-        }
-        return failure;
     }
 
     private Port port(Map<String, NodeInfo> graph, String kind, String name, String signal) {
@@ -435,10 +426,6 @@ public final class OnnxNodeKernel implements NodeKernel, AutoCloseable {
             return;
         }
         closed = true;
-        try {
-            session.close();
-        } catch (OrtException e) {
-            throw new IllegalStateException("closing the ONNX Runtime session of " + spec.model() + " failed", e);
-        }
+        OnnxSessions.close(session, spec.model());
     }
 }

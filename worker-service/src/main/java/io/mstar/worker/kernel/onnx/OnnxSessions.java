@@ -71,4 +71,26 @@ public final class OnnxSessions {
             throw new OnnxModelException("ONNX model " + model + " could not be read: " + e, e);
         }
     }
+
+    /**
+     * Closes {@code session} after {@code failure} of whoever opened it, keeping a failure to close as suppressed;
+     * answers {@code failure}, to be thrown.
+     */
+    public static <E extends Exception> E closeAfter(OrtSession session, E failure) {
+        try {
+            session.close();
+        } catch (OrtException e) {
+            failure.addSuppressed(e);
+        }
+        return failure;
+    }
+
+    /** Closes {@code session}; ONNX Runtime failing to is an {@link IllegalStateException} naming {@code what}. */
+    public static void close(OrtSession session, String what) {
+        try {
+            session.close();
+        } catch (OrtException e) {
+            throw new IllegalStateException("closing the ONNX Runtime session of " + what + " failed", e);
+        }
+    }
 }

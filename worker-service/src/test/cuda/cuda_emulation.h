@@ -1,6 +1,6 @@
 // CPU emulation of CUDA thread blocks for kernels without a GPU: one std::thread per CUDA thread, __syncthreads and
 // __syncwarp as real barriers, warp shuffles through a shared slot array, __shared__ as function statics (blocks
-// run one at a time). It checks index math and synchronisation of minilm_kernels.cu, not speed or CUDA limits.
+// run one at a time). It checks a kernel's index math and synchronisation, not speed or CUDA limits.
 #include <thread>
 #include <barrier>
 #include <vector>
@@ -38,6 +38,9 @@ inline float __shfl_xor_sync(unsigned, float v, int off) {
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
 inline float __expf(float x) { return std::exp(x); }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline void __threadfence_block() {}
 template <typename F, typename... A> void launch(F f, unsigned grid, unsigned block, A... args) {
     gridDim.x = grid; blockDim.x = block;
     for (unsigned b = 0; b < grid; b++) {

@@ -1,51 +1,12 @@
-// Runs toy_tts_kernels.cu on the CPU, without a GPU: each block's 128 threads are std::threads, __syncthreads a
-// barrier, warp shuffles a block-wide exchange (every shuffle in the kernel is reached by all threads alike).
-// Reads dump.bin (ToyTtsKernelDump.java: the weights, three requests with interleaved pages, the Java logits),
-// runs a prefill launch and a decode launch over one paged pool, and prints the largest logit difference.
-// Checks the kernel's logic and layout only, not GPU limits or timing. See docs/toy-tts.md.
-#include <cmath>
+// Runs toy_tts_kernels.cu on the CPU, without a GPU (cuda_emulation.h: a block's threads as std::threads, as many
+// as the kernel's block). Reads dump.bin (ToyTtsKernelDump.java: the weights, three requests with interleaved pages,
+// the Java logits), runs a prefill launch and a decode launch over one paged pool, and prints the largest logit
+// difference. Checks the kernel's logic and layout only, not GPU limits or timing. See docs/toy-tts.md.
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
-#include <thread>
-#include <barrier>
-#include <functional>
-
-struct Dim { unsigned x; };
-thread_local Dim threadIdx;
-Dim blockIdx;
-Dim blockDim{128};
-Dim gridDim{1};
-std::barrier<> *bar;
-float shfl_buf[128];
-inline void __syncthreads() { bar->arrive_and_wait(); }
-inline void __threadfence_block() {}
-inline float __shfl_xor_sync(unsigned, float v, int o) {
-    bar->arrive_and_wait();
-    shfl_buf[threadIdx.x] = v;
-    bar->arrive_and_wait();
-    float r = shfl_buf[threadIdx.x ^ o];
-    bar->arrive_and_wait();
-    return r;
-}
-#define __global__
-#define __device__
-#define __shared__ static
+#include "cuda_emulation.h"
 #include "../../main/cuda/toy_tts_kernels.cu"
 
 static int rd(FILE *f) { int v; fread(&v, 4, 1, f); return v; }
-
-void launch(int grid, std::function<void()> body) {
-    for (int b = 0; b < grid; b++) {
-        blockIdx.x = b;
-        std::barrier<> barrier(128);
-        bar = &barrier;
-        std::vector<std::thread> ts;
-        for (int t = 0; t < 128; t++) ts.emplace_back([t, &body] { threadIdx.x = t; body(); });
-        for (auto &t : ts) t.join();
-    }
-}
 
 int main() {
     FILE *f = fopen("dump.bin", "rb");
@@ -53,18 +14,20 @@ int main() {
     std::vector<float> w(n);
     fread(w.data(), 4, n, f);
     long long total = 0;
-    toy_tts_layout_total((u64)&total);
+    launch(toy_tts_layout_total, 1, 1, (u64)&total);
     printf("layout total cuda %lld java %d\n", total, n);
     int jobs = rd(f);
     std::vector<std::vector<int>> seqs(jobs), pages(jobs);
     std::vector<std::vector<float>> expect(jobs, std::vector<float>(TTS_VOCAB));
+    int pageCount = 0;
     for (int j = 0; j < jobs; j++) {
         int len = rd(f); seqs[j].resize(len); fread(seqs[j].data(), 4, len, f);
         int np = rd(f); pages[j].resize(np); fread(pages[j].data(), 4, np, f);
         fread(expect[j].data(), 4, TTS_VOCAB, f);
+        for (int p : pages[j]) pageCount = std::max(pageCount, p + 1);
     }
     int pageSize = 4;
-    std::vector<char> pool(64 * pageSize * TTS_SLOT_FLOATS * 4);
+    std::vector<char> pool((size_t)pageCount * pageSize * TTS_SLOT_FLOATS * 4);
     for (int phase = 0; phase < 2; phase++) {
         std::vector<int> table, toks, pt;
         for (int j = 0; j < jobs; j++) {
@@ -77,8 +40,8 @@ int main() {
             for (int p : pages[j]) pt.push_back(p);
         }
         std::vector<float> logits(jobs * TTS_VOCAB, 0.f);
-        launch(jobs, [&] { toy_tts_forward((u64)w.data(), (u64)pool.data(), (u64)table.data(), (u64)toks.data(),
-                                           (u64)pt.data(), (u64)logits.data(), (u64)pageSize); });
+        launch(toy_tts_forward, jobs, TTS_MAX_THREADS, (u64)w.data(), (u64)pool.data(), (u64)table.data(),
+               (u64)toks.data(), (u64)pt.data(), (u64)logits.data(), (u64)pageSize);
         if (phase == 1) {
             float worst = 0;
             for (int j = 0; j < jobs; j++)

@@ -7,8 +7,9 @@ import io.mstar.worker.kernel.tts.*;
 import io.mstar.worker.kv.KvCache;
 
 /**
- * Writes dump.bin for toy_tts_emulate.cpp: the toy-tts weights, three requests (a prefill of all but the last token,
- * then one decode step, pages interleaved across requests) and the logits HostLmBackend computes for them.
+ * Writes dump.bin for toy_tts_emulate.cpp: the toy-tts weights, three requests of 5, 31 and 200 tokens (a prefill of
+ * all but the last token, then one decode step, pages interleaved across requests; 200 positions are more than one
+ * pass of a head's 128 attention threads) and the logits HostLmBackend computes for them.
  * Run: {@code java -cp <worker-service, shared-model, tensor-runtime classes>:<slf4j-api> ToyTtsKernelDump.java}.
  */
 public class ToyTtsKernelDump {
@@ -26,7 +27,7 @@ public class ToyTtsKernelDump {
                 int[][] seqs = new int[jobs][];
                 for (int j = 0; j < jobs; j++) {
                     c.addRequest("r" + j);
-                    seqs[j] = new int[5 + 13 * j];
+                    seqs[j] = new int[new int[] {5, 31, 200}[j]];
                     seqs[j][0] = 256;
                     for (int i = 1; i < seqs[j].length; i++) seqs[j][i] = r.nextInt(256);
                 }

@@ -9,7 +9,7 @@ import io.mstar.worker.kv.KvCache;
 /**
  * Writes dump.bin for toy_tts_emulate.cpp: the toy-tts weights, three requests of 5, 31 and 200 tokens (a prefill of
  * all but the last token, then one decode step, pages interleaved across requests; 200 positions are more than one
- * pass of a head's 128 attention threads) and the logits HostLmBackend computes for them.
+ * pass of a head's 128 attention threads) and the logits HostLmBackend computes after each.
  * Run: {@code java -cp <worker-service, shared-model, tensor-runtime classes>:<slf4j-api> ToyTtsKernelDump.java}.
  */
 public class ToyTtsKernelDump {
@@ -42,11 +42,11 @@ public class ToyTtsKernelDump {
                 List<LmJob> l2 = new ArrayList<>();
                 for (int j = 0; j < jobs; j++) {
                     int[] pages = c.pages("r" + j);
-                    l1b.add(new LmJob(l1.get(j).tokens(), 0, pages, false));
+                    l1b.add(new LmJob(l1.get(j).tokens(), 0, pages, true));
                     l2.add(new LmJob(new int[] {seqs[j][seqs[j].length - 1]}, seqs[j].length - 1, pages, true));
                 }
-                b.run(d, c.pool(), c.layout(), l1b);
-                float[][] logits = b.run(d, c.pool(), c.layout(), l2);
+                float[][] prefill = b.run(d, c.pool(), c.layout(), l1b);
+                float[][] decode = b.run(d, c.pool(), c.layout(), l2);
                 out.writeInt(Integer.reverseBytes(jobs));
                 for (int j = 0; j < jobs; j++) {
                     out.writeInt(Integer.reverseBytes(seqs[j].length));
@@ -54,7 +54,8 @@ public class ToyTtsKernelDump {
                     int[] pages = c.pages("r" + j);
                     out.writeInt(Integer.reverseBytes(pages.length));
                     for (int p : pages) out.writeInt(Integer.reverseBytes(p));
-                    for (float f : logits[j]) out.writeInt(Integer.reverseBytes(Float.floatToRawIntBits(f)));
+                    for (float f : prefill[j]) out.writeInt(Integer.reverseBytes(Float.floatToRawIntBits(f)));
+                    for (float f : decode[j]) out.writeInt(Integer.reverseBytes(Float.floatToRawIntBits(f)));
                 }
                 c.close();
             }

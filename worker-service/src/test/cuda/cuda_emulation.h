@@ -17,7 +17,9 @@ D3 blockDim, gridDim;
 #define __launch_bounds__(x)
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
+struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 static std::unique_ptr<std::barrier<>> blockBarrier;
 static std::vector<std::unique_ptr<std::barrier<>>> warpBarriers;
 static float shfl[1024];

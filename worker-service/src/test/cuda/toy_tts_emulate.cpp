@@ -44,7 +44,7 @@ int main() {
             for (int p : pages[j]) pt.push_back(p);
         }
         std::vector<float> logits(jobs * TTS_VOCAB, 0.f);
-        launch(toy_tts_forward, jobs, TTS_MAX_THREADS, (u64)w.data(), (u64)pool.data(), (u64)table.data(),
+        launch(toy_tts_forward, jobs, TTS_FORWARD_THREADS, (u64)w.data(), (u64)pool.data(), (u64)table.data(),
                (u64)toks.data(), (u64)pt.data(), (u64)logits.data(), (u64)pageSize);
         float worst = 0;
         for (int j = 0; j < jobs; j++)

@@ -38,9 +38,12 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
     static final String LAYOUT_TOTAL = "toy_tts_layout_total";
     /** The kernel's block size: its attention splits 16 dimensions over 8 threads each. */
     static final int THREADS = 128;
-    /** The forward's block (TTS_MAX_THREADS): its attention splits the positions over blockDim / HEAD_DIM parts. */
+    /** The forward's block (TTS_FORWARD_THREADS), which its thread mapping assumes: 4 heads of 128 threads. */
     static final int FORWARD_THREADS = 512;
-    /** Positions one job may attend over (one head's scores fit the kernel's shared memory). */
+    /**
+     * Positions one job may attend over: the resident page table's width follows from it. The kernel streams the
+     * positions (no shared-memory bound), so this is a sizing choice, not a kernel limit.
+     */
     public static final int MAX_POSITIONS = 8192;
     private static final int JOB_INTS = 5;
 

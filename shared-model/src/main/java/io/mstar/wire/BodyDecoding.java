@@ -209,13 +209,13 @@ final class BodyDecoding {
         r.startObject();
         String rid = null;
         MessageSource source = null;
-        int afterTpSeq = -1;
+        long afterTpSeq = -1;
         String f;
         while ((f = r.nextField()) != null) {
             switch (f) {
                 case "request_id": rid = r.string(); break;
                 case "source": source = messageSource(r); break;
-                case "after_tp_seq": afterTpSeq = or(r.int32(), -1); break;
+                case "after_tp_seq": afterTpSeq = or(r.int64(), -1L); break;
                 default: r.skip();
             }
         }
@@ -228,8 +228,8 @@ final class BodyDecoding {
         String walk = null;
         List<String> rids = null;
         boolean speculative = false;
-        int specSeq = -1;
-        int specFromSeq = -1;
+        long specSeq = -1;
+        long specFromSeq = -1;
         OffloadDelta delta = null;
         String f;
         while ((f = r.nextField()) != null) {
@@ -238,8 +238,8 @@ final class BodyDecoding {
                 case "graph_walk": walk = r.string(); break;
                 case "request_ids": rids = r.strings(); break;
                 case "speculative": speculative = or(r.bool(), false); break;
-                case "spec_seq": specSeq = or(r.int32(), -1); break;
-                case "spec_from_seq": specFromSeq = or(r.int32(), -1); break;
+                case "spec_seq": specSeq = or(r.int64(), -1L); break;
+                case "spec_from_seq": specFromSeq = or(r.int64(), -1L); break;
                 case "resident_delta": delta = offloadDelta(r); break;
                 default: r.skip();
             }
@@ -314,13 +314,13 @@ final class BodyDecoding {
         r.startObject();
         String node = null;
         String walk = null;
-        Integer specFromSeq = null;
+        Long specFromSeq = null;
         String f;
         while ((f = r.nextField()) != null) {
             switch (f) {
                 case "node_name": node = r.string(); break;
                 case "graph_walk": walk = r.string(); break;
-                case "spec_from_seq": specFromSeq = r.int32(); break;
+                case "spec_from_seq": specFromSeq = r.int64(); break;
                 default: r.skip();
             }
         }

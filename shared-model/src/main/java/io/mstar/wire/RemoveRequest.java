@@ -10,7 +10,7 @@ import java.util.Objects;
  * @param afterTpSeq  under tensor parallelism, remove only after replaying the leader's batch
  *                    with this {@code spec_seq}; -1 (default) removes at once
  */
-public record RemoveRequest(String requestId, MessageSource source, int afterTpSeq)
+public record RemoveRequest(String requestId, MessageSource source, long afterTpSeq)
         implements WorkerMessageBody, RequestScoped {
 
     public RemoveRequest {

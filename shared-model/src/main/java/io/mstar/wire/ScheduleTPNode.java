@@ -24,8 +24,8 @@ public record ScheduleTPNode(
         String graphWalk,
         List<String> requestIds,
         boolean speculative,
-        int specSeq,
-        int specFromSeq,
+        long specSeq,
+        long specFromSeq,
         OffloadDelta residentDelta) implements WorkerMessageBody {
 
     public ScheduleTPNode {
@@ -36,7 +36,7 @@ public record ScheduleTPNode(
     }
 
     /** A non-speculative batch with no resident moves. */
-    public ScheduleTPNode(String nodeName, String graphWalk, List<String> requestIds, int specSeq) {
+    public ScheduleTPNode(String nodeName, String graphWalk, List<String> requestIds, long specSeq) {
         this(nodeName, graphWalk, requestIds, false, specSeq, -1, null);
     }
 }

@@ -10,7 +10,7 @@ import java.util.Objects;
  * @param graphWalk    the walk
  * @param specFromSeq  the batch not speculated from
  */
-public record TPNoSpeculation(String nodeName, String graphWalk, int specFromSeq) implements WorkerMessageBody {
+public record TPNoSpeculation(String nodeName, String graphWalk, long specFromSeq) implements WorkerMessageBody {
 
     public TPNoSpeculation {
         Objects.requireNonNull(nodeName, "node_name");

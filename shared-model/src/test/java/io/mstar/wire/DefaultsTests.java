@@ -58,6 +58,22 @@ class DefaultsTests {
     }
 
     @Test
+    void tpSequenceNumbersPastTwoToTheThirtyOneAreRead() {
+        // a busy leader numbers 2^31 broadcasts within weeks: the fields are 64-bit on the wire and in code
+        long seq = (1L << 40) + 7;
+        ScheduleTPNode s = (ScheduleTPNode) worker("schedule_tp", "{\"node_name\": \"llm\", \"graph_walk\": \"decode\", "
+                + "\"request_ids\": [\"a\"], \"spec_seq\": " + seq + ", \"spec_from_seq\": " + (seq - 1) + "}");
+        assertThat(s.specSeq()).isEqualTo(seq);
+        assertThat(s.specFromSeq()).isEqualTo(seq - 1);
+        RemoveRequest remove = (RemoveRequest) worker("remove_request",
+                "{\"request_id\": \"r\", \"source\": 1, \"after_tp_seq\": " + seq + "}");
+        assertThat(remove.afterTpSeq()).isEqualTo(seq);
+        TPNoSpeculation none = (TPNoSpeculation) worker("tp_no_spec",
+                "{\"node_name\": \"llm\", \"graph_walk\": \"decode\", \"spec_from_seq\": " + seq + "}");
+        assertThat(none.specFromSeq()).isEqualTo(seq);
+    }
+
+    @Test
     void anOffloadDeltaWithoutItsArraysIsTheEmptyDelta() {
         ScheduleTPNode empty = (ScheduleTPNode) worker("schedule_tp", "{\"node_name\": \"llm\", \"graph_walk\": \"decode\","
                 + " \"request_ids\": [\"a\"], \"resident_delta\": {}}");

@@ -60,7 +60,7 @@ final class RandomMessages {
             case NEW_REQUEST:
                 return new NewRequest(str(), list(this::anyInt, 6), map(this::anyInt, () -> list(this::str, 3), 4),
                         list(this::edge, 3), info());
-            case REMOVE_REQUEST: return new RemoveRequest(str(), source(), anyInt());
+            case REMOVE_REQUEST: return new RemoveRequest(str(), source(), anyLong());
             case SCHEDULE_TP: {
                 OffloadDelta d = OffloadDelta.newDelta();
                 int n = size(70);
@@ -71,13 +71,13 @@ final class RandomMessages {
                         d.addReloaded(str());
                     }
                 }
-                return new ScheduleTPNode(str(), str(), list(this::str, 8), rnd.nextBoolean(), anyInt(), anyInt(),
+                return new ScheduleTPNode(str(), str(), list(this::str, 8), rnd.nextBoolean(), anyLong(), anyLong(),
                         rnd.nextInt(5) == 0 ? null : d);
             }
             case STOP_LOOPS: return new StopLoops(str(), set(), str(), strMap(this::loops, 3));
             case TENSOR_RECEIVED:
                 return new TensorReceived(str(), map(this::anyLong, this::anyInt, 20), list(this::anyLong, 20));
-            case TP_NO_SPEC: return new TPNoSpeculation(str(), str(), anyInt());
+            case TP_NO_SPEC: return new TPNoSpeculation(str(), str(), anyLong());
             case UNPERSIST_TENSORS: return new UnpersistTensors(str(), map(this::anyLong, this::anyInt, 20));
             default: throw new IllegalStateException(type.toString());
         }

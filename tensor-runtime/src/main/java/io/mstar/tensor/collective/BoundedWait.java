@@ -26,8 +26,8 @@ final class BoundedWait {
     }
 
     /**
-     * Waits until {@code done}; {@code stopped} (abort, close) is asked before each look, and wins. Both are cheap reads
-     * (a volatile field, a mapped word, an event query).
+     * Waits until {@code done}; {@code stopped} (abort, close) is asked before each look, and wins. Both are cheap
+     * reads (a volatile field, a mapped word, an event query).
      */
     static Outcome until(BooleanSupplier done, BooleanSupplier stopped, long deadlineNanos) {
         long start = System.nanoTime();

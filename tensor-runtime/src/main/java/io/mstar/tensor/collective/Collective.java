@@ -33,8 +33,8 @@ public interface Collective extends AutoCloseable {
 
     /**
      * Replaces {@code floats} float32 values at {@code offset} of {@code buffer} on every rank with their sum over the
-     * ranks. Shared memory sums in rank order 0, 1, … so every rank gets bit-identical values; NCCL sums in an order of
-     * its own, identical on every rank of one communicator for one size but not rank order.
+     * ranks. Shared memory sums in rank order 0, 1, … so every rank gets bit-identical values; NCCL sums in an order
+     * of its own (ring or tree), not rank order.
      */
     void allReduceSum(DeviceBuffer buffer, long offset, int floats);
 
@@ -53,8 +53,8 @@ public interface Collective extends AutoCloseable {
 
     /**
      * Fails the call in progress and every later one with {@link CollectiveException.Reason#ABORTED}, at once; from
-     * any thread (the worker does it when a peer is reported lost, or when it stops). NCCL: {@code ncclCommAbort}, which
-     * also stops kernels waiting for a peer. Shared memory: peers' calls fail too. Idempotent.
+     * any thread (the worker does it when a peer is reported lost, or when it stops). NCCL: {@code ncclCommAbort},
+     * which also stops kernels waiting for a peer. Shared memory: peers' calls fail too. Idempotent.
      */
     void abort();
 

@@ -39,9 +39,9 @@ record CollectiveCall(CollectiveOperation operation, int rank, int size, long se
     }
 
     /**
-     * Checks an all-gather's ranges and returns the bytes of {@code out} it fills: {@code in} is this rank's own part of
-     * {@code out} (in place) or lies apart from all of it, since other ranks' parts are written while {@code in} is
-     * still read.
+     * Checks an all-gather's ranges and returns the bytes of {@code out} it fills: {@code in} is this rank's own part
+     * of {@code out} (in place) or lies apart from all of it, since other ranks' parts are written while {@code in}
+     * is still read.
      */
     long checkGather(DeviceBuffer in, long inOffset, DeviceBuffer out, long outOffset, long bytesPerRank) {
         if (bytesPerRank < 0 || bytesPerRank > Long.MAX_VALUE / size) {

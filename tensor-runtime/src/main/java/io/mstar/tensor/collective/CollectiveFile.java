@@ -23,7 +23,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * The memory-mapped file of a {@link SharedMemoryCollective} and its layout (docs/tensor-runtime.md#collectives):
  *
  * <pre>
- *   0    header: magic, layout version, size, capacity, creator pid; at 64 the abort word (0, or why and who ended the group)
+ *   0    header: magic, layout version, size, capacity, creator pid; at 64 the abort word (0, or who ended the
+ *        group and why)
  *   128  one 128-byte line per rank: its round counter, then the descriptor of its round of each parity
  *   …    from the next 4 KiB: two slots of capacity bytes per rank, rank r's slot of parity p at (2r + p) · capacity
  * </pre>
@@ -162,7 +163,7 @@ final class CollectiveFile {
         LONGS.setRelease(map, line(rank), round);
     }
 
-    /** What {@code rank}'s round of {@code parity} is ({@link SharedMemoryCollective} encodes it); read after arrival. */
+    /** What {@code rank}'s round of {@code parity} is ({@link SharedMemoryCollective} encodes it); read on arrival. */
     long descriptor(int rank, int parity) {
         return map.getLong(line(rank) + 8 + 8 * parity);
     }

@@ -34,9 +34,9 @@ import java.util.concurrent.locks.LockSupport;
  * (who, and the reason) makes every rank's waiting call fail at once with that reason, instead of each waiting out its
  * own bound, and every later call with ABORTED. A peer that died shows as TIMEOUT within the bound.
  *
- * <p>{@link #close()} on rank 0 deletes the file; peers' mappings stay valid until dropped. Mappings are released by the
- * garbage collector, as the arena's are (Java 17 has no public unmap, and an explicit one would crash a thread still
- * reading): the file's memory returns once the last rank's collective is collected.
+ * <p>{@link #close()} on rank 0 deletes the file; peers' mappings stay valid until dropped. Mappings are released by
+ * the garbage collector, as the arena's are (Java 17 has no public unmap, and an explicit one would crash a thread
+ * still reading): the file's memory returns once the last rank's collective is collected.
  */
 public final class SharedMemoryCollective implements Collective {
 
@@ -105,15 +105,8 @@ public final class SharedMemoryCollective implements Collective {
         long bytes = call.floatBytes(floats);
         ByteBuffer data = hostBytes(call, buffer, offset, bytes, "allReduceSum");
         int at = (int) offset;
-        int done = 0;
-        do {
-            int n = (int) Math.min(chunk, bytes - done);
-            int parity = nextParity();
-            map.put(file.slot(rank, parity), data, at + done, n);
-            arrive(call, n, deadline());
-            sumInRankOrder(parity, data, at + done, n / Float.BYTES);
-            done += n;
-        } while (done < bytes);
+        inChunks(call, bytes, (parity, done, n) -> map.put(file.slot(rank, parity), data, at + done, n),
+                (parity, done, n) -> sumInRankOrder(parity, data, at + done, n / Float.BYTES));
     }
 
     @Override
@@ -121,19 +114,15 @@ public final class SharedMemoryCollective implements Collective {
         CollectiveCall call = begin(CollectiveOperation.BROADCAST);
         ByteBuffer data = hostBytes(call, buffer, offset, bytes, "broadcast");
         int at = (int) offset;
-        int done = 0;
-        do {
-            int n = (int) Math.min(chunk, bytes - done);
-            int parity = nextParity();
+        inChunks(call, bytes, (parity, done, n) -> {
             if (rank == 0) {
                 map.put(file.slot(0, parity), data, at + done, n);
             }
-            arrive(call, n, deadline());
+        }, (parity, done, n) -> {
             if (rank != 0) {
                 data.put(at + done, map, file.slot(0, parity), n);
             }
-            done += n;
-        } while (done < bytes);
+        });
     }
 
     @Override
@@ -142,17 +131,13 @@ public final class SharedMemoryCollective implements Collective {
         long total = call.checkGather(in, inOffset, out, outOffset, bytesPerRank);
         ByteBuffer src = hostBytes(call, in, inOffset, bytesPerRank, "allGather in");
         ByteBuffer dst = hostBytes(call, out, outOffset, total, "allGather out");
-        int done = 0;
-        do {
-            int n = (int) Math.min(chunk, bytesPerRank - done);
-            int parity = nextParity();
-            map.put(file.slot(rank, parity), src, (int) inOffset + done, n);
-            arrive(call, n, deadline());
-            for (int r = 0; r < size; r++) {
-                dst.put((int) (outOffset + r * bytesPerRank) + done, map, file.slot(r, parity), n);
-            }
-            done += n;
-        } while (done < bytesPerRank);
+        int at = (int) inOffset;
+        inChunks(call, bytesPerRank, (parity, done, n) -> map.put(file.slot(rank, parity), src, at + done, n),
+                (parity, done, n) -> {
+                    for (int r = 0; r < size; r++) {
+                        dst.put((int) (outOffset + r * bytesPerRank) + done, map, file.slot(r, parity), n);
+                    }
+                });
     }
 
     @Override
@@ -181,6 +166,28 @@ public final class SharedMemoryCollective implements Collective {
         if (rank == 0) {
             file.delete();
         }
+    }
+
+    /** One chunk's work: {@code n} bytes from {@code done} of the call, through the slots of {@code parity}. */
+    @FunctionalInterface
+    private interface Chunk {
+        void run(int parity, int done, int n);
+    }
+
+    /**
+     * Moves {@code bytes} in rounds of at most one slot (one round when there are none, so that every call is one
+     * arrival at least): {@code write} fills this rank's slot, the ranks arrive, {@code read} takes the result.
+     */
+    private void inChunks(CollectiveCall call, long bytes, Chunk write, Chunk read) {
+        int done = 0;
+        do {
+            int n = (int) Math.min(chunk, bytes - done);
+            int parity = nextParity();
+            write.run(parity, done, n);
+            arrive(call, n, deadline());
+            read.run(parity, done, n);
+            done += n;
+        } while (done < bytes);
     }
 
     /**
@@ -337,7 +344,8 @@ public final class SharedMemoryCollective implements Collective {
     }
 
     /** The bytes of a live {@link HostDevice} buffer that holds {@code [offset, offset + bytes)}. */
-    private static ByteBuffer hostBytes(CollectiveCall call, DeviceBuffer buffer, long offset, long bytes, String what) {
+    private static ByteBuffer hostBytes(CollectiveCall call, DeviceBuffer buffer, long offset, long bytes,
+            String what) {
         call.checkRange(buffer, offset, bytes, what);
         if (!(buffer instanceof HostBuffer host) || !(host.device() instanceof HostDevice device)
                 || !device.isLive(host)) {

@@ -171,7 +171,8 @@ class SharedMemoryCollectiveTests {
             c.allReduceSum(sum, 0, floats);
             c.broadcast(bcast, 0, bytes);
             c.allGather(in, 0, out, 0, per);
-            Object[] got = {RankData.bits(sum, 0, floats), RankData.read(bcast, 0, bytes), RankData.read(out, 0, 3 * per)};
+            Object[] got = {RankData.bits(sum, 0, floats), RankData.read(bcast, 0, bytes),
+                RankData.read(out, 0, 3 * per)};
             for (HostBuffer b : List.of(sum, bcast, in, out)) {
                 device.free(b);
             }
@@ -247,11 +248,7 @@ class SharedMemoryCollectiveTests {
                 aborted.await(60, TimeUnit.SECONDS);
                 return failureOf(c::barrier);
             }
-            Thread aborter = new Thread(() -> {
-                sleep(200);
-                c.abort();
-            });
-            aborter.start();
+            Thread aborter = after(200, c::abort);
             long start = System.nanoTime();
             CollectiveException e = failureOf(c::barrier);
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(LONG.dividedBy(2));
@@ -274,11 +271,7 @@ class SharedMemoryCollectiveTests {
                 closed.await(60, TimeUnit.SECONDS);
                 return null;
             }
-            Thread closer = new Thread(() -> {
-                sleep(200);
-                c.close();
-            });
-            closer.start();
+            Thread closer = after(200, c::close);
             CollectiveException waiting = failureOf(c::barrier);
             closer.join();
             assertThat(failureOf(c::barrier).reason()).isEqualTo(Reason.CLOSED);
@@ -333,7 +326,8 @@ class SharedMemoryCollectiveTests {
         for (Future<CollectiveException> f : outcomes) {
             CollectiveException e = ThreadRanks.valueOf(f);
             assertThat(e.reason()).isEqualTo(Reason.INVALID_ARGUMENT);
-            assertThat(e.getMessage()).contains("ranks disagree", "ALL_REDUCE_SUM #1 (40 bytes)", "BROADCAST #1 (40 bytes)");
+            assertThat(e.getMessage())
+                    .contains("ranks disagree", "ALL_REDUCE_SUM #1 (40 bytes)", "BROADCAST #1 (40 bytes)");
         }
     }
 
@@ -388,11 +382,17 @@ class SharedMemoryCollectiveTests {
         void run() throws Exception;
     }
 
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    /** Runs {@code action} on a thread of its own, {@code millis} from now. */
+    private static Thread after(long millis, Runnable action) {
+        Thread thread = new Thread(() -> {
+            try {
+                Thread.sleep(millis);
+                action.run();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        thread.start();
+        return thread;
     }
 }

@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 
 import static jcuda.driver.JCudaDriver.*;
 
@@ -314,6 +315,23 @@ public final class CudaDevice implements Device {
         CudaEvent event = new CudaEvent(this, e);
         check(cuEventRecord(e, stream), "cuEventRecord");
         return event;
+    }
+
+    /**
+     * Runs {@code work} under this device's monitor with the context current on the calling thread, handing it the
+     * native handle of the device's stream: how a library outside JCuda (NCCL, through the JavaCPP presets) issues
+     * work ordered with every launch and copy, as {@link CudaBlas} does. The work only enqueues; it does not wait for
+     * the device, since other threads wait for the monitor meanwhile.
+     */
+    public synchronized void onStream(LongConsumer work) {
+        ensureUsable();
+        bind();
+        work.accept(stream.address());
+    }
+
+    /** Whether {@code buffer} is a live (allocated, not freed) buffer of this device. */
+    public synchronized boolean isLive(DeviceBuffer buffer) {
+        return buffer instanceof CudaBuffer b && b.device() == this && !b.isFreed();
     }
 
     /**

@@ -13,6 +13,10 @@ RUN apt-get update \
 
 COPY --chown=10001:10001 worker-service/target/worker-service-exec.jar /opt/mstar/worker.jar
 
+# NVLink multicast stays off in NCCL: it can put a shared host's GPUs out of service, and NcclCollective.join
+# refuses to run without this (docs/tensor-runtime.md#collectives).
+ENV NCCL_NVLS_ENABLE=0
+
 USER 10001
 EXPOSE 8081
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s \

@@ -4,12 +4,8 @@ import static org.bytedeco.cuda.global.nccl.NCCL_UNIQUE_ID_BYTES;
 import static org.bytedeco.cuda.global.nccl.ncclAllGather;
 import static org.bytedeco.cuda.global.nccl.ncclAllReduce;
 import static org.bytedeco.cuda.global.nccl.ncclBroadcast;
-import static org.bytedeco.cuda.global.nccl.ncclCommAbort;
-import static org.bytedeco.cuda.global.nccl.ncclCommDestroy;
-import static org.bytedeco.cuda.global.nccl.ncclCommGetAsyncError;
 import static org.bytedeco.cuda.global.nccl.ncclCommInitRankConfig;
 import static org.bytedeco.cuda.global.nccl.ncclFloat;
-import static org.bytedeco.cuda.global.nccl.ncclGetLastError;
 import static org.bytedeco.cuda.global.nccl.ncclGetUniqueId;
 import static org.bytedeco.cuda.global.nccl.ncclInProgress;
 import static org.bytedeco.cuda.global.nccl.ncclSuccess;
@@ -19,13 +15,11 @@ import static org.bytedeco.cuda.global.nccl.ncclUint8;
 import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.locks.ReentrantLock;
 
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.nccl.ncclComm;
 import org.bytedeco.cuda.nccl.ncclConfig_t;
 import org.bytedeco.cuda.nccl.ncclUniqueId;
-import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
 
 import io.mstar.tensor.collective.BoundedWait.Outcome;
@@ -54,14 +48,11 @@ import io.mstar.tensor.device.cuda.CudaEvent;
 public final class NcclCollective implements Collective {
 
     private final CudaDevice device;
-    private final ncclComm comm;
+    private final NcclComm nccl;
     private final int rank;
     private final int size;
     private final Duration timeout;
     private final DeviceBuffer scratch;
-    /** Every NCCL call on {@link #comm}: the owner's polls and another thread's abort never overlap. */
-    private final ReentrantLock commLock = new ReentrantLock();
-    private boolean released; // guarded by commLock: the communicator was aborted or destroyed
     private long calls; // the owner's
     private volatile boolean inCall;
     private volatile boolean closed;
@@ -69,7 +60,7 @@ public final class NcclCollective implements Collective {
 
     private NcclCollective(CudaDevice device, ncclComm comm, int rank, int size, Duration timeout) {
         this.device = device;
-        this.comm = comm;
+        this.nccl = new NcclComm(comm, device.name() + " rank " + rank);
         this.rank = rank;
         this.size = size;
         this.timeout = timeout;
@@ -155,7 +146,7 @@ public final class NcclCollective implements Collective {
         long bytes = call.floatBytes(floats);
         Pointer data = pointer(call, buffer, offset, bytes, "allReduceSum");
         if (bytes > 0) {
-            run(call, "ncclAllReduce", s -> ncclAllReduce(data, data, floats, ncclFloat, ncclSum, comm, s));
+            run(call, "ncclAllReduce", (comm, s) -> ncclAllReduce(data, data, floats, ncclFloat, ncclSum, comm, s));
         }
     }
 
@@ -164,7 +155,7 @@ public final class NcclCollective implements Collective {
         CollectiveCall call = begin(CollectiveOperation.BROADCAST);
         Pointer data = pointer(call, buffer, offset, bytes, "broadcast");
         if (bytes > 0) {
-            run(call, "ncclBroadcast", s -> ncclBroadcast(data, data, bytes, ncclUint8, 0, comm, s));
+            run(call, "ncclBroadcast", (comm, s) -> ncclBroadcast(data, data, bytes, ncclUint8, 0, comm, s));
         }
     }
 
@@ -175,7 +166,7 @@ public final class NcclCollective implements Collective {
         Pointer src = pointer(call, in, inOffset, bytesPerRank, "allGather in");
         Pointer dst = pointer(call, out, outOffset, total, "allGather out");
         if (bytesPerRank > 0) {
-            run(call, "ncclAllGather", s -> ncclAllGather(src, dst, bytesPerRank, ncclUint8, comm, s));
+            run(call, "ncclAllGather", (comm, s) -> ncclAllGather(src, dst, bytesPerRank, ncclUint8, comm, s));
         }
     }
 
@@ -184,7 +175,7 @@ public final class NcclCollective implements Collective {
     public void barrier() {
         CollectiveCall call = begin(CollectiveOperation.BARRIER);
         Pointer one = NcclLibrary.at(scratch.address());
-        run(call, "ncclAllReduce", s -> ncclAllReduce(one, one, 1, ncclFloat, ncclSum, comm, s));
+        run(call, "ncclAllReduce", (comm, s) -> ncclAllReduce(one, one, 1, ncclFloat, ncclSum, comm, s));
     }
 
     /** {@code ncclCommAbort}: the waiting call (and every later one) fails with ABORTED; kernels of it stop. */
@@ -203,20 +194,8 @@ public final class NcclCollective implements Collective {
             return;
         }
         closed = true;
-        commLock.lock();
-        try {
-            if (!released) {
-                released = true;
-                // an abort also stops kernels still waiting for a peer; a destroy would wait for them
-                if (inCall) {
-                    ncclCommAbort(comm);
-                } else {
-                    ncclCommDestroy(comm);
-                }
-            }
-        } finally {
-            commLock.unlock();
-        }
+        // an abort also stops kernels still waiting for a peer; a destroy would wait for them
+        nccl.release(!inCall, timeout);
         device.free(scratch);
     }
 
@@ -227,15 +206,10 @@ public final class NcclCollective implements Collective {
         inCall = true;
         try {
             device.onStream(stream -> {
-                int result;
-                commLock.lock();
-                try {
-                    if (released) {
-                        throw stoppedFailure(call);
-                    }
-                    result = enqueue.on(new CUstream_st(NcclLibrary.at(stream)));
-                } finally {
-                    commLock.unlock();
+                CUstream_st cuStream = new CUstream_st(NcclLibrary.at(stream));
+                int result = nccl.call(comm -> enqueue.on(comm, cuStream));
+                if (result == NcclComm.RELEASED) {
+                    throw stoppedFailure(call);
                 }
                 // on the stream only once NCCL says so: an event recorded before would complete before the work
                 settle(call, result, what, deadline);
@@ -244,7 +218,7 @@ public final class NcclCollective implements Collective {
             CudaEvent event = done[0];
             int[] failure = {ncclSuccess};
             Outcome outcome = BoundedWait.until(() -> {
-                int state = asyncState();
+                int state = nccl.asyncState();
                 if (state != ncclSuccess && state != ncclInProgress) {
                     failure[0] = state;
                     return true;
@@ -278,7 +252,7 @@ public final class NcclCollective implements Collective {
         }
         int[] state = {result};
         Outcome outcome = result == ncclSuccess ? Outcome.DONE
-                : BoundedWait.until(() -> (state[0] = asyncState()) != ncclInProgress, this::stopped, deadline);
+                : BoundedWait.until(() -> (state[0] = nccl.asyncState()) != ncclInProgress, this::stopped, deadline);
         check(call, outcome, state[0], what);
     }
 
@@ -305,53 +279,18 @@ public final class NcclCollective implements Collective {
         }
     }
 
-    /** The communicator's asynchronous state: ncclSuccess, ncclInProgress or an error; ncclSuccess once released. */
-    private int asyncState() {
-        commLock.lock();
-        try {
-            if (released) {
-                return ncclSuccess; // stopped() says why
-            }
-            int[] state = new int[1];
-            int result = ncclCommGetAsyncError(comm, state);
-            return result != ncclSuccess ? result : state[0];
-        } finally {
-            commLock.unlock();
-        }
-    }
-
     private CollectiveException ncclFailure(CollectiveCall call, int result, String what) {
-        String last = lastError();
+        String last = nccl.lastError();
         abortComm(what + " failed on rank " + rank + ": " + NcclLibrary.describe(result));
         return call.fail(Reason.NCCL_ERROR, what + ": " + NcclLibrary.describe(result) + last
                 + "; communicator aborted");
-    }
-
-    private String lastError() {
-        commLock.lock();
-        try {
-            BytePointer text = released ? null : ncclGetLastError(comm);
-            String s = text == null ? "" : text.getString();
-            return s.isEmpty() ? "" : " (" + s + ")";
-        } finally {
-            commLock.unlock();
-        }
     }
 
     private void abortComm(String because) {
         if (abortedBecause == null) {
             abortedBecause = because;
         }
-        commLock.lock();
-        try {
-            if (!released) {
-                released = true;
-                // sets the flags NCCL's kernels poll first, so the stream moves again; NCCL frees the comm afterwards
-                ncclCommAbort(comm);
-            }
-        } finally {
-            commLock.unlock();
-        }
+        nccl.release(false, timeout);
     }
 
     private boolean stopped() {
@@ -387,9 +326,9 @@ public final class NcclCollective implements Collective {
         });
     }
 
-    /** One NCCL enqueue on the given stream, returning its result code. */
+    /** One NCCL enqueue on the communicator and stream, returning its result code. */
     @FunctionalInterface
     private interface Enqueue {
-        int on(CUstream_st stream);
+        int on(ncclComm comm, CUstream_st stream);
     }
 }

@@ -92,6 +92,7 @@ class EngineConfiguration {
     EngineLoop engineLoop(ControlIdentity identity, WorkerProperties worker, EngineProperties engine, Outbox outbox,
             InboxPosition position, SetupDoneAcks acks, DeploymentConfig config, KernelCatalog kernels,
             WorkerDataPlane data, EngineMeters meters, MeterRegistry registry) {
+        TensorParallelGroups.refuseLockstep(config, identity.self());
         List<WorkerGraph> graphs = WorkerGraphSplit.split(config, ModelGraphs.of(config));
         return new EngineLoop(identity.self(), worker.setupDoneInterval(), outbox, position, acks,
                 executor -> new WorkerEngine(identity.self(), engine, graphs, kernels, data.parts(), outbox, executor, meters,

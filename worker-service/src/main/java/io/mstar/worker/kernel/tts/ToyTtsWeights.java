@@ -77,6 +77,18 @@ public final class ToyTtsWeights {
 
     /** Where each tensor lives in the flat array. */
     public static Offsets layout() {
+        return layout(1);
+    }
+
+    /**
+     * Where each tensor of one tensor-parallel rank's shard ({@link LmShard}) lives in its flat array: the model's
+     * order, with Wq, Wk, Wv and W1 {@code tpSize} times narrower and Wo and W2 {@code tpSize} times shorter;
+     * {@code tpSize} 1 is the whole model's layout.
+     */
+    public static Offsets layout(int tpSize) {
+        checkTpSize(tpSize);
+        int dims = D / tpSize;
+        int ffn = FFN / tpSize;
         int at = 0;
         int embedding = at;
         at += VOCAB * D;
@@ -92,19 +104,19 @@ public final class ToyTtsWeights {
             attnNorm[l] = at;
             at += D;
             wq[l] = at;
-            at += D * D;
+            at += D * dims;
             wk[l] = at;
-            at += D * D;
+            at += D * dims;
             wv[l] = at;
-            at += D * D;
+            at += D * dims;
             wo[l] = at;
-            at += D * D;
+            at += dims * D;
             mlpNorm[l] = at;
             at += D;
             w1[l] = at;
-            at += D * FFN;
+            at += D * ffn;
             w2[l] = at;
-            at += FFN * D;
+            at += ffn * D;
         }
         int finalNorm = at;
         at += D;
@@ -115,6 +127,27 @@ public final class ToyTtsWeights {
         int invFreq = at;
         at += HEAD_DIM / 2;
         return new Offsets(embedding, attnNorm, wq, wk, wv, wo, mlpNorm, w1, w2, finalNorm, head, bytePrior, invFreq, at);
+    }
+
+    /**
+     * What one KV slot holds on a rank of a tensor-parallel group of {@code tpSize}: every layer's K and V of the
+     * rank's own heads, {@code LAYERS * 2 * (D / tpSize)} floats ({@link #BYTES_PER_TOKEN} for {@code tpSize} 1).
+     */
+    public static long bytesPerToken(int tpSize) {
+        checkTpSize(tpSize);
+        return (long) LAYERS * 2 * (D / tpSize) * Float.BYTES;
+    }
+
+    /**
+     * Checks that the lm splits evenly over {@code tpSize} ranks: whole heads per rank and equal slices of the MLP.
+     *
+     * @throws IllegalArgumentException naming tp_size otherwise
+     */
+    public static void checkTpSize(int tpSize) {
+        if (tpSize < 1 || HEADS % tpSize != 0 || FFN % tpSize != 0 || D % tpSize != 0) {
+            throw new IllegalArgumentException("tp_size " + tpSize + " does not split the toy-tts lm: it must divide"
+                    + " its " + HEADS + " heads, " + FFN + " MLP columns and " + D + " model dims");
+        }
     }
 
     /**

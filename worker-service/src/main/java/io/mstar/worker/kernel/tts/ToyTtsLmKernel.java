@@ -263,14 +263,24 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
     }
 
     private NodeResult decode(NodeCall call, KvStep step, int[] state, float[] logits, Int32Writes made) {
-        SamplingConfig sampling = step.sampling();
+        return decoded(call, step, state, draw(step, state[1], logits), made);
+    }
+
+    /**
+     * The token the lm samples from a decode step's {@code logits} after {@code generated} tokens: the EOS ramp (or
+     * EOS masked with {@code ignore_eos}), then the step's sampler with the request's settings, seed and position.
+     * What rank 0 of a tensor-parallel group draws ({@code TensorParallelSampling}). {@code logits} is not modified.
+     *
+     * @throws KvCacheException for unusable logits or sampling settings
+     */
+    public static int draw(KvStep step, int generated, float[] logits) {
         float[] row = logits.clone();
-        if (sampling.ignoreEos()) {
+        if (step.sampling().ignoreEos()) {
             row[ToyTtsModel.EOS] = Float.NEGATIVE_INFINITY;
         } else {
-            row[ToyTtsModel.EOS] += eosBias(state[1]);
+            row[ToyTtsModel.EOS] += eosBias(generated);
         }
-        return decoded(call, step, state, step.sample(row), made);
+        return step.sample(row);
     }
 
     /** The outputs after sampling {@code token}: the next state and the token, or the stop. */

@@ -164,7 +164,8 @@ class MalformedInputTests {
     @Test
     void integersOutOfRangeAreInvalidValues() {
         assertFailure(workerFailure("{\"message_type\": \"tp_no_spec\", \"body\": {\"node_name\": \"llm\","
-                + " \"graph_walk\": \"decode\", \"spec_from_seq\": 2147483648}}"), Reason.INVALID_VALUE, "$.body.spec_from_seq");
+                + " \"graph_walk\": \"decode\", \"spec_from_seq\": 9223372036854775808}}"), Reason.INVALID_VALUE,
+                "$.body.spec_from_seq");
         assertFailure(workerFailure("{\"message_type\": \"tensor_received\", \"body\": {\"request_id\": \"r\","
                 + " \"successful_tensors\": [], \"failed_tensor_ids\": [9223372036854775808]}}"),
                 Reason.INVALID_VALUE, "$.body.failed_tensor_ids[0]");

@@ -28,6 +28,6 @@ public final class HostLmBackend implements LmBackend {
 
     @Override
     public float[][] run(Device device, DeviceBuffer pool, KvCacheLayout layout, List<LmJob> jobs) {
-        return forward.run(device, pool, layout, jobs, LmForward.PartialSums.WHOLE);
+        return forward.run(device, pool, layout, jobs, LmForward.BlockGather.WHOLE);
     }
 }

@@ -9,8 +9,8 @@ import io.mstar.worker.kv.KvCacheLayout;
 /**
  * Where the toy-tts transformer runs: plain Java ({@link HostLmBackend}), CUDA ({@code CudaLmBackend}), or one rank of
  * a tensor-parallel group on the host ({@link TensorParallelLmBackend}). All compute the same function of the weights
- * ({@link ToyTtsWeights}) and the KV pool; the GPU's float arithmetic and the group's sums differ from the
- * reference's in rounding only (docs/toy-tts.md states the tolerances).
+ * ({@link ToyTtsWeights}) and the KV pool; the GPU's float arithmetic differs from the reference's in rounding only
+ * (docs/toy-tts.md states the tolerance), a group's is the reference's bit for bit ({@link LmForward}).
  */
 public interface LmBackend {
 

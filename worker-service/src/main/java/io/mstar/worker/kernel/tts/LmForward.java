@@ -1,8 +1,10 @@
 package io.mstar.worker.kernel.tts;
 
 import static io.mstar.worker.kernel.tts.ToyTtsWeights.D;
+import static io.mstar.worker.kernel.tts.ToyTtsWeights.FFN;
 import static io.mstar.worker.kernel.tts.ToyTtsWeights.HEAD_DIM;
 import static io.mstar.worker.kernel.tts.ToyTtsWeights.LAYERS;
+import static io.mstar.worker.kernel.tts.ToyTtsWeights.MAX_TP;
 import static io.mstar.worker.kernel.tts.ToyTtsWeights.VOCAB;
 
 import java.util.List;
@@ -14,23 +16,29 @@ import io.mstar.worker.kv.KvCacheLayout;
 /**
  * The toy-tts transformer's math on one {@link LmShard}, shared by the reference ({@link HostLmBackend}, the whole
  * model) and each rank of a tensor-parallel group ({@link TensorParallelLmBackend}). It runs a batch layer by layer:
- * for every fed token of every job, its heads' attention, then the sublayer's partial output projection of every
- * token in one {@link PartialSums#sum} (an all-reduce on a group, nothing on one rank), the residual add; the same for
- * the MLP. A token attends to the earlier positions of its own job, all of which the layer has computed before it,
- * so this order gives each token exactly the values of running the tokens one after the other.
+ * for every fed token of every job, its heads' attention, then the sublayer's output projection of every token as
+ * block partials, one {@link BlockGather#gather} (an all-gather on a group, nothing on one rank), their sum and the
+ * residual add; the same for the MLP. A token attends to the earlier positions of its own job, all of which the layer
+ * has computed before it, so this order gives each token exactly the values of running the tokens one after the other.
  *
- * <p>On the whole model every routine does the reference's float operations in the reference's order, so its results
- * are bit for bit those of the token-by-token loop it replaced. Single-threaded scratch: one owner at a time.
+ * <p>One summation order at every tp_size: the rows of Wo and of W2 are cut into {@link ToyTtsWeights#MAX_TP} fixed
+ * blocks (a head's rows of Wo, {@code FFN / MAX_TP} rows of W2); each block's partial vector sums its rows in order,
+ * and the partials are added {@code ((b0 + b1) + b2) + b3}, on one worker and on every rank alike. So the reference
+ * and every tensor-parallel group compute bit-identical logits. Single-threaded scratch: one owner at a time.
  */
 final class LmForward {
 
-    /** Completes every token's partial projections of a sublayer in place: their sum over the group's ranks. */
+    /**
+     * Gives every rank all {@code MAX_TP} block partials of a sublayer, in place: {@code blocks} holds them block
+     * after block, and each rank has filled in its own ({@link LmShard#block()} on), floats
+     * {@code [rank * floatsPerRank, (rank + 1) * floatsPerRank)}.
+     */
     @FunctionalInterface
-    interface PartialSums {
-        /** On one rank the partials are the whole sums already. */
-        PartialSums WHOLE = (values, floats) -> { };
+    interface BlockGather {
+        /** On one rank every block is its own already. */
+        BlockGather WHOLE = (blocks, floatsPerRank) -> { };
 
-        void sum(float[] values, int floats);
+        void gather(float[] blocks, int floatsPerRank);
     }
 
     private final float[] w;
@@ -43,8 +51,8 @@ final class LmForward {
         this.o = shard.offsets();
     }
 
-    /** {@link LmBackend#run}, with {@code sums} completing the row-parallel projections. */
-    float[][] run(Device device, DeviceBuffer pool, KvCacheLayout layout, List<LmJob> jobs, PartialSums sums) {
+    /** {@link LmBackend#run}, with {@code gather} sharing the row-parallel projections' block partials. */
+    float[][] run(Device device, DeviceBuffer pool, KvCacheLayout layout, List<LmJob> jobs, BlockGather gather) {
         long slotBytes = (long) shard.slotFloats() * Float.BYTES;
         if (layout.bytesPerToken() != slotBytes) {
             throw new IllegalArgumentException("the KV pool holds " + layout.bytesPerToken() + " bytes per token; this"
@@ -60,7 +68,9 @@ final class LmForward {
         }
         // x[row * D ..]: the residual stream of each fed token, rows in job order then token order
         float[] x = new float[rows * D];
-        float[] part = new float[rows * D];
+        // blocks[(b * rows + row) * D ..]: block b's partial of each token, so each rank's blocks are one range
+        float[] blocks = new float[MAX_TP * rows * D];
+        int floatsPerRank = shard.blocks() * rows * D;
         Scratch s = new Scratch(shard, maxPositions);
         int row = 0;
         for (LmJob job : jobs) {
@@ -73,16 +83,16 @@ final class LmForward {
             row = 0;
             for (int j = 0; j < jobs.size(); j++) {
                 for (int t = 0; t < jobs.get(j).tokens().length; t++, row++) {
-                    attention(l, kv[j], jobs.get(j).firstPosition() + t, x, row * D, part, s);
+                    attention(l, kv[j], jobs.get(j).firstPosition() + t, x, row * D, blocks, rows * D, s);
                 }
             }
-            sums.sum(part, rows * D);
-            add(part, x, rows * D);
+            gather.gather(blocks, floatsPerRank);
+            add(blocks, x, rows * D);
             for (row = 0; row < rows; row++) {
-                mlp(l, x, row * D, part, s);
+                mlp(l, x, row * D, blocks, rows * D, s);
             }
-            sums.sum(part, rows * D);
-            add(part, x, rows * D);
+            gather.gather(blocks, floatsPerRank);
+            add(blocks, x, rows * D);
         }
         float[][] logits = new float[jobs.size()][];
         row = 0;
@@ -112,10 +122,11 @@ final class LmForward {
 
     /**
      * The token at {@code pos} (residual at {@code x[xAt]}): its Q, its K and V into its slot, RoPE, causal softmax
-     * attention of each of the shard's heads over the job's cache, and the partial output projection of those heads'
-     * rows of Wo into {@code part[xAt]}.
+     * attention of each of the shard's heads over the job's cache, and the block partials of those heads' rows of Wo
+     * into {@code blocks} ({@link #project}).
      */
-    private void attention(int l, LmJobKv kv, int pos, float[] x, int xAt, float[] part, Scratch s) {
+    private void attention(int l, LmJobKv kv, int pos, float[] x, int xAt, float[] blocks, int blockFloats,
+            Scratch s) {
         int dims = shard.dims();
         float[] cache = kv.values;
         int stride = kv.stride;
@@ -123,9 +134,9 @@ final class LmForward {
         rmsnorm(x, xAt, o.attnNorm()[l], s.h);
         int kAt = pos * stride + (l * 2) * dims;
         int vAt = kAt + dims;
-        matvec(s.h, D, o.wq()[l], dims, s.q, 0);
-        matvec(s.h, D, o.wk()[l], dims, cache, kAt);
-        matvec(s.h, D, o.wv()[l], dims, cache, vAt);
+        matvec(s.h, 0, D, o.wq()[l], dims, s.q, 0);
+        matvec(s.h, 0, D, o.wk()[l], dims, cache, kAt);
+        matvec(s.h, 0, D, o.wv()[l], dims, cache, vAt);
         rope(s.q, 0, pos);
         rope(cache, kAt, pos);
         for (int head = 0; head < shard.heads(); head++) {
@@ -154,18 +165,29 @@ final class LmForward {
                 s.att[hOff + i] = acc / sum;
             }
         }
-        matvec(s.att, dims, o.wo()[l], D, part, xAt);
+        project(s.att, D / MAX_TP, o.wo()[l], blocks, xAt, blockFloats);
     }
 
-    /** The MLP of the residual at {@code x[xAt]}: the shard's W1 columns, SiLU, its W2 rows, partial into part. */
-    private void mlp(int l, float[] x, int xAt, float[] part, Scratch s) {
+    /** The MLP of the residual at {@code x[xAt]}: the shard's W1 columns, SiLU, its W2 rows' block partials. */
+    private void mlp(int l, float[] x, int xAt, float[] blocks, int blockFloats, Scratch s) {
         int ffn = shard.ffn();
         rmsnorm(x, xAt, o.mlpNorm()[l], s.h);
-        matvec(s.h, D, o.w1()[l], ffn, s.u, 0);
+        matvec(s.h, 0, D, o.w1()[l], ffn, s.u, 0);
         for (int i = 0; i < ffn; i++) {
             s.u[i] = s.u[i] / (1f + (float) StrictMath.exp(-s.u[i]));
         }
-        matvec(s.u, ffn, o.w2()[l], D, part, xAt);
+        project(s.u, FFN / MAX_TP, o.w2()[l], blocks, xAt, blockFloats);
+    }
+
+    /**
+     * The partial of each of the shard's row blocks of a row-parallel {@code [rows, D]} matrix, {@code blockRows}
+     * rows each: block {@code b}'s into {@code blocks[b * blockFloats + xAt]}.
+     */
+    private void project(float[] in, int blockRows, int matrix, float[] blocks, int xAt, int blockFloats) {
+        for (int b = 0; b < shard.blocks(); b++) {
+            matvec(in, b * blockRows, blockRows, matrix + b * blockRows * D, D, blocks,
+                    (shard.block() + b) * blockFloats + xAt);
+        }
     }
 
     /** Logits after the residual at {@code x[xAt]}. */
@@ -183,9 +205,14 @@ final class LmForward {
         return logits;
     }
 
-    private static void add(float[] part, float[] x, int n) {
+    /** {@code x += ((b0 + b1) + b2) + b3}: the blocks' partials in the one order of every tp_size. */
+    private static void add(float[] blocks, float[] x, int n) {
         for (int i = 0; i < n; i++) {
-            x[i] += part[i];
+            float sum = blocks[i];
+            for (int b = 1; b < MAX_TP; b++) {
+                sum += blocks[b * n + i];
+            }
+            x[i] += sum;
         }
     }
 
@@ -200,12 +227,12 @@ final class LmForward {
         }
     }
 
-    /** {@code out[outAt + c] = sum_r in[r] * W[r * cols + c]}, rows in order. */
-    private void matvec(float[] in, int rows, int matrix, int cols, float[] out, int outAt) {
+    /** {@code out[outAt + c] = sum_r in[inAt + r] * W[r * cols + c]}, rows in order. */
+    private void matvec(float[] in, int inAt, int rows, int matrix, int cols, float[] out, int outAt) {
         for (int c = 0; c < cols; c++) {
             float s = 0f;
             for (int r = 0; r < rows; r++) {
-                s += in[r] * w[matrix + r * cols + c];
+                s += in[inAt + r] * w[matrix + r * cols + c];
             }
             out[outAt + c] = s;
         }

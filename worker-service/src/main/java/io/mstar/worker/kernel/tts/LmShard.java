@@ -18,12 +18,14 @@ import static io.mstar.worker.kernel.tts.ToyTtsWeights.VOCAB;
  * @param heads    the rank's heads
  * @param dims     the rank's share of the model dims: its heads' Q/K/V width, {@code heads * HEAD_DIM}
  * @param ffn      the rank's MLP columns
+ * @param block    the first of the rank's consecutive blocks of the {@link ToyTtsWeights#MAX_TP} that the rows of Wo
+ *                 and W2 are summed in ({@link LmForward})
  */
-record LmShard(float[] values, ToyTtsWeights.Offsets offsets, int heads, int dims, int ffn) {
+record LmShard(float[] values, ToyTtsWeights.Offsets offsets, int heads, int dims, int ffn, int block) {
 
     /** The whole model, as one rank: the reference's weights, not copied. */
     static LmShard whole(ToyTtsWeights weights) {
-        return new LmShard(weights.values(), weights.offsets(), HEADS, D, FFN);
+        return new LmShard(weights.values(), weights.offsets(), HEADS, D, FFN, 0);
     }
 
     /**
@@ -64,12 +66,17 @@ record LmShard(float[] values, ToyTtsWeights.Offsets offsets, int heads, int dim
         copy(w, from.head(), D * VOCAB, s, to.head());
         copy(w, from.bytePrior(), VOCAB, s, to.bytePrior());
         copy(w, from.invFreq(), HEAD_DIM / 2, s, to.invFreq());
-        return new LmShard(s, to, HEADS / tpSize, dims, ffn);
+        return new LmShard(s, to, HEADS / tpSize, dims, ffn, rank * ToyTtsWeights.MAX_TP / tpSize);
     }
 
     /** Floats of one KV slot: every layer's K and V of the shard's heads. */
     int slotFloats() {
         return LAYERS * 2 * dims;
+    }
+
+    /** How many of the {@link ToyTtsWeights#MAX_TP} row blocks of Wo and W2 the rank holds. */
+    int blocks() {
+        return ToyTtsWeights.MAX_TP * dims / D;
     }
 
     private static void copy(float[] from, int at, int n, float[] to, int toAt) {

@@ -15,15 +15,16 @@ import io.mstar.worker.kv.KvCacheLayout;
  * One rank of the toy-tts lm on a tensor-parallel group, on the host (docs/toy-tts.md#tensor-parallelism): it keeps
  * only its {@link LmShard} (its heads' Wq/Wk/Wv columns and Wo rows, its slice of W1 columns and W2 rows; the rest
  * whole) and its KV pool only its heads' K and V ({@link #bytesPerToken()}). Per layer the row-parallel output
- * projections of attention and MLP give partial sums, completed by one {@link Collective#allReduceSum} each that
- * covers every token of every job of the call: {@code 2 * LAYERS} all-reduces a batch, whatever its size. Logits
- * come from the whole output head on every rank, identical on all of them when the all-reduce sums in rank order
- * ({@code SharedMemoryCollective}); sampling is rank 0's ({@code TensorParallelSampling}).
+ * projections of attention and MLP give the partials of the rank's row blocks ({@link LmForward}: the rows of Wo and
+ * W2 in {@link ToyTtsWeights#MAX_TP} fixed blocks at every tp_size), shared by one {@link Collective#allGather} each
+ * that covers every token of every job of the call: {@code 2 * LAYERS} all-gathers a batch, whatever its size. Every
+ * rank then adds all the blocks' partials in the one canonical order, as the reference does on one worker, so its
+ * logits are bit-identical to the reference's and to every other rank's, whatever the tp_size and the collective;
+ * sampling is rank 0's ({@code TensorParallelSampling}).
  *
  * <p>Every rank runs the same batches in the same order (a collective is matched by its place in that order). The
- * math is {@link LmForward}'s, as in {@link HostLmBackend}; with the partials summed in another order than the
- * reference's one pass, the logits differ from its in the last bits (docs/toy-tts.md gives the measured bound).
- * Single-threaded, like the collective: the rank's step thread.
+ * math is {@link LmForward}'s, as in {@link HostLmBackend}. Single-threaded, like the collective: the rank's step
+ * thread.
  */
 public final class TensorParallelLmBackend implements LmBackend, AutoCloseable {
 
@@ -31,15 +32,15 @@ public final class TensorParallelLmBackend implements LmBackend, AutoCloseable {
     private final Device device;
     private final LmForward forward;
     private final long bytesPerToken;
-    /** The all-reduce's buffer on the rank's device and its host staging, grown to the largest batch so far. */
-    private DeviceBuffer reduced;
+    /** The all-gather's buffer on the rank's device and its host staging, grown to the largest batch so far. */
+    private DeviceBuffer gathered;
     private ByteBuffer staging;
     private boolean closed;
 
     /**
      * Keeps rank {@code collective.rank()}'s shard of {@code weights} for a group of {@code collective.size()}.
      *
-     * @param device the rank's device: its KV pool's and the all-reduce buffer's
+     * @param device the rank's device: its KV pool's and the all-gather buffer's
      * @throws IllegalArgumentException when the group's size (tp_size) does not split the model
      */
     public TensorParallelLmBackend(ToyTtsWeights weights, Collective collective, Device device) {
@@ -66,7 +67,7 @@ public final class TensorParallelLmBackend implements LmBackend, AutoCloseable {
     /**
      * {@inheritDoc}
      *
-     * @throws CollectiveException when the group cannot complete a sum (a peer lost: TIMEOUT; ABORTED): the batch
+     * @throws CollectiveException when the group cannot complete a gather (a peer lost: TIMEOUT; ABORTED): the batch
      *                             failed and the group is to be rebuilt; the pool may hold some of its K/V
      */
     @Override
@@ -78,26 +79,29 @@ public final class TensorParallelLmBackend implements LmBackend, AutoCloseable {
             throw new IllegalArgumentException("rank " + rank() + " runs on " + this.device.name() + ", not on "
                     + device.name());
         }
-        return forward.run(device, pool, layout, jobs, this::allReduce);
+        return forward.run(device, pool, layout, jobs, this::allGather);
     }
 
-    /** Sums {@code values[0, floats)} over the group through the device, in place. */
-    private void allReduce(float[] values, int floats) {
-        long bytes = (long) floats * Float.BYTES;
-        if (reduced == null || reduced.nbytes() < bytes) {
+    /** {@link LmForward.BlockGather#gather}: every rank's range of {@code blocks} to every rank, through the device. */
+    private void allGather(float[] blocks, int floatsPerRank) {
+        int own = rank() * floatsPerRank;
+        int bytesPerRank = floatsPerRank * Float.BYTES;
+        int bytes = tpSize() * bytesPerRank;
+        if (gathered == null || gathered.nbytes() < bytes) {
             free();
-            reduced = device.allocate(bytes);
-            staging = ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.LITTLE_ENDIAN);
+            gathered = device.allocate(bytes);
+            staging = ByteBuffer.allocateDirect(bytes).order(ByteOrder.LITTLE_ENDIAN);
         }
-        staging.clear().limit((int) bytes);
-        staging.asFloatBuffer().put(values, 0, floats);
-        device.copyFromHost(staging, reduced, 0);
-        collective.allReduceSum(reduced, 0, floats);
-        device.copyToHost(reduced, 0, staging);
-        staging.asFloatBuffer().get(values, 0, floats);
+        staging.clear().limit(bytesPerRank);
+        staging.asFloatBuffer().put(blocks, own, floatsPerRank);
+        device.copyFromHost(staging, gathered, (long) own * Float.BYTES);
+        collective.allGather(gathered, (long) own * Float.BYTES, gathered, 0, bytesPerRank);
+        staging.clear().limit(bytes);
+        device.copyToHost(gathered, 0, staging);
+        staging.asFloatBuffer().get(blocks, 0, tpSize() * floatsPerRank);
     }
 
-    /** Frees the all-reduce buffer; the collective is its owner's to close. Idempotent. */
+    /** Frees the all-gather buffer; the collective is its owner's to close. Idempotent. */
     @Override
     public void close() {
         closed = true;
@@ -105,9 +109,9 @@ public final class TensorParallelLmBackend implements LmBackend, AutoCloseable {
     }
 
     private void free() {
-        if (reduced != null) {
-            device.free(reduced);
-            reduced = null;
+        if (gathered != null) {
+            device.free(gathered);
+            gathered = null;
             staging = null;
         }
     }

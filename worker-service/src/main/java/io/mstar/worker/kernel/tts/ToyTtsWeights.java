@@ -24,6 +24,11 @@ public final class ToyTtsWeights {
     public static final int HEADS = 4;
     public static final int HEAD_DIM = D / HEADS;
     public static final int FFN = 128;
+    /**
+     * The largest tp_size, one head per rank; the row-parallel projections sum their rows in this many blocks at every
+     * tp_size, so that the group's floats are the reference's ({@link LmForward}).
+     */
+    public static final int MAX_TP = HEADS;
     public static final int VOCAB = ToyTtsModel.VOCAB;
     public static final float ROPE_THETA = 10000f;
     public static final float NORM_EPS = 1e-5f;

@@ -48,7 +48,7 @@ class TensorParallelLmFailureTests {
     @Test
     void aRankWhosePeerAbortsFailsAtOnce() throws Exception {
         Outcome outcome = rankZeroRuns(LONG, (c, peerDone) -> {
-            Thread.sleep(100); // most likely while rank 0 waits in its first all-reduce; before it is as good
+            Thread.sleep(100); // most likely while rank 0 waits in its first all-gather; before it is as good
             c.abort();
         });
         assertThat(outcome.thrown()).isInstanceOfSatisfying(CollectiveException.class,

@@ -79,14 +79,6 @@ record LockstepDecode(int[][] prompts, SamplingConfig sampling, long[] seeds, in
         return new Trace(tokens, logits);
     }
 
-    /** The token the reference's draw picks from {@code logits} for {@code request} at decode step {@code step}. */
-    int redraw(int request, int step, float[] logits) {
-        int position = prompts[request].length + step;
-        KvStep kv = new KvStep(id(request), null, null, new int[0], position, 1, sampling, seeds[request],
-                new TokenSampler(), null);
-        return ToyTtsLmKernel.draw(kv, step, logits);
-    }
-
     private static String id(int request) {
         return "r" + request;
     }

@@ -100,7 +100,9 @@ class RepositoryReferencesTests {
 
     private static final Pattern SCHEME = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*:");
     private static final Pattern INLINE_LINK = Pattern.compile(
-            "!?\\[(?:[^\\[\\]\\\\]|\\\\.|\\[[^\\[\\]]*\\])*\\]"
+            // a run of plain characters is one possessive step: a step per character overflowed the stack on a
+            // bracket left open for a few thousand characters (a half-open interval in prose)
+            "!?\\[(?:[^\\[\\]\\\\]++|\\\\.|\\[[^\\[\\]]*\\])*\\]"
                     + "\\(\\s*(<[^<>\\n]*>|[^\\s()<>]*(?:\\([^\\s()]*\\)[^\\s()]*)*)"
                     + "(?:\\s+(?:\"[^\"]*\"|'[^']*'|\\([^()]*\\)))?\\s*\\)");
     private static final Pattern REFERENCE_DEFINITION = Pattern.compile(

@@ -14,7 +14,8 @@ import io.mstar.worker.kv.KvCacheException;
 /**
  * The sampling step of a tensor-parallel group: rank 0 draws every row of the batch, and one
  * {@link Collective#broadcast} gives every rank its ids, so every rank appends the same tokens and stops at the same
- * step even where its logits differ from rank 0's in the last bits (a GPU all-reduce's own sum order). The other ranks
+ * step whatever its logits (bit-identical on host, where the row sums are gathered in one order; a device whose
+ * collective sums in an order of its own could differ in the last bits). The other ranks
  * never draw, so the sampler's per-request seed and step are consumed in one place, as on one worker.
  *
  * <p>A draw that fails for its request alone ({@link KvCacheException}: unusable logits, bad settings;

@@ -165,7 +165,11 @@ public final class NcclCollective implements Collective {
         long total = call.checkGather(in, inOffset, out, outOffset, bytesPerRank);
         Pointer src = pointer(call, in, inOffset, bytesPerRank, "allGather in");
         Pointer dst = pointer(call, out, outOffset, total, "allGather out");
-        if (bytesPerRank > 0) {
+        if (bytesPerRank > 0 && size == 1) {
+            // NCCL's one-rank path copies with the CUDA runtime, which does not know this device's driver-API
+            // allocations: it leaves the output untouched and reports success. The copy is the whole collective.
+            device.copyWithin(in, inOffset, out, outOffset, bytesPerRank);
+        } else if (bytesPerRank > 0) {
             run(call, "ncclAllGather", (comm, s) -> ncclAllGather(src, dst, bytesPerRank, ncclUint8, comm, s));
         }
     }

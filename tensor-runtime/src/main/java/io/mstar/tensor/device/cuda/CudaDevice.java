@@ -275,6 +275,22 @@ public final class CudaDevice implements Device {
         }
     }
 
+    /**
+     * Copies {@code bytes} from {@code src} at {@code srcOffset} to {@code dst} at {@code dstOffset} (both of this
+     * device, ranges not overlapping unless equal), ordered on the stream and not waited for.
+     */
+    public synchronized void copyWithin(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
+        CudaBuffer s = owned(src);
+        CudaBuffer d = owned(dst);
+        checkRange(s, srcOffset, bytes);
+        checkRange(d, dstOffset, bytes);
+        ensureUsable();
+        bind();
+        if (bytes > 0 && (s != d || srcOffset != dstOffset)) {
+            check(cuMemcpyDtoDAsync(d.pointer(dstOffset), s.pointer(srcOffset), bytes, stream), "cuMemcpyDtoDAsync");
+        }
+    }
+
     @Override
     public synchronized void synchronize() {
         ensureUsable();

@@ -112,14 +112,16 @@ final class LoopAdvance {
         loop.retained.clear();
         NestedLoopIndices last = new NestedLoopIndices(List.of(loop.loop.name()), Map.of(loop.loop.name(), finished),
                 pass.info.fwdIndex());
+        String producer = loop.bodyNodes.iterator().next(); // a loop runs within one worker graph
         try {
-            router.route(request, partition, pass, loop.loop.outputs(), loop.lastOutputs, last, local);
+            router.route(request, partition, pass, producer, loop.loop.outputs(), loop.lastOutputs, last, local);
             for (GraphEdge edge : loop.loop.accumulatedOutputs()) {
                 List<Long> entries = loop.accumulated.getOrDefault(edge.name(), List.of());
                 for (int i = 0; i < entries.size(); i++) {
                     NestedLoopIndices at = new NestedLoopIndices(List.of(loop.loop.name()), Map.of(loop.loop.name(), i),
                             pass.info.fwdIndex());
-                    router.route(request, partition, pass, List.of(edge), Map.of(edge.name(), entries.get(i)), at, local);
+                    router.route(request, partition, pass, producer, List.of(edge), Map.of(edge.name(), entries.get(i)), at,
+                            local);
                 }
             }
         } finally {
@@ -139,8 +141,11 @@ final class LoopAdvance {
         Set<String> peers = new TreeSet<>();
         for (int id : partition.workerGraphIds) {
             WorkerGraph graph = graphs.get(id);
-            if (graph.walk().equals(pass.walk) && graph.piece().loops().containsKey(loop.loop.name())) {
-                peers.addAll(request.workerGraphToWorkers.getOrDefault(id, List.of()));
+            List<String> workers = request.workerGraphToWorkers.getOrDefault(id, List.of());
+            // the other ranks of this worker's own tensor-parallel group end the loop in the same step by themselves
+            if (graph.walk().equals(pass.walk) && graph.piece().loops().containsKey(loop.loop.name())
+                    && !workers.contains(self.value())) {
+                peers.addAll(workers);
             }
         }
         peers.remove(self.value());

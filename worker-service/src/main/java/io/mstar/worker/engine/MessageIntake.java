@@ -20,10 +20,13 @@ import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.DrainRequest;
 import io.mstar.wire.FailRequests;
 import io.mstar.wire.InputSignals;
+import io.mstar.wire.MessageSource;
 import io.mstar.wire.NewRequest;
 import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.RequestScoped;
+import io.mstar.wire.ScheduleTPNode;
 import io.mstar.wire.StopLoops;
+import io.mstar.wire.TPNoSpeculation;
 import io.mstar.wire.TensorReceived;
 import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerMessage;
@@ -53,10 +56,12 @@ final class MessageIntake {
     private final RequestTeardown teardown;
     private final Outbox outbox;
     private final EngineMeters meters;
+    private final Lockstep lockstep;
 
     MessageIntake(OwnerThread owner, Map<Integer, WorkerGraph> graphs, KernelCatalog kernels,
             Map<String, WorkerRequest> requests, ParkedMessages parked, Scheduler scheduler, InputReads reads,
-            TensorLedger ledger, Passes passes, StreamPasses streams, RequestTeardown teardown, Outbox outbox, EngineMeters meters) {
+            TensorLedger ledger, Passes passes, StreamPasses streams, RequestTeardown teardown, Outbox outbox,
+            EngineMeters meters, Lockstep lockstep) {
         this.owner = owner;
         this.graphs = graphs;
         this.kernels = kernels;
@@ -70,6 +75,7 @@ final class MessageIntake {
         this.teardown = teardown;
         this.outbox = outbox;
         this.meters = meters;
+        this.lockstep = lockstep;
     }
 
     void handle(WorkerMessage message) {
@@ -106,9 +112,16 @@ final class MessageIntake {
             onNewRequest(newRequest);
             return;
         }
+        if (message.body() instanceof ScheduleTPNode schedule) {
+            lockstep.onSchedule(schedule);
+            return;
+        }
+        if (message.body() instanceof TPNoSpeculation none) {
+            lockstep.onNoSpeculation(none);
+            return;
+        }
         if (!(message.body() instanceof RequestScoped scoped)) {
-            log.warn("{} is not run by this engine (tensor parallelism is not supported yet); dropped",
-                    message.messageType().value());
+            log.warn("{} is not handled by a worker; dropped", message.messageType().value());
             return;
         }
         String id = scoped.requestId();
@@ -149,8 +162,8 @@ final class MessageIntake {
             }
         } else if (body instanceof DrainRequest drain) {
             onDrain(request, drain);
-        } else if (body instanceof RemoveRequest) {
-            teardown.remove(request);
+        } else if (body instanceof RemoveRequest removal) {
+            onRemove(request, removal);
         } else {
             log.warn("{} not handled", message.messageType().value());
         }
@@ -298,11 +311,29 @@ final class MessageIntake {
         });
     }
 
+    /**
+     * A tensor-parallel follower leaves a request's removal to its leader, which relays it after the last batch that
+     * named the request (docs/tensor-parallelism.md#removal-relay).
+     */
+    private void onRemove(WorkerRequest request, RemoveRequest removal) {
+        if (removal.source() == MessageSource.TP_RANK_0) {
+            lockstep.onRelayedRemoval(request, removal);
+        } else if (lockstep.follows(request)) {
+            log.debug("request {}: the conductor's removal waits for the leader's relay", request.requestId);
+        } else {
+            teardown.remove(request);
+        }
+    }
+
     private void onDrain(WorkerRequest request, DrainRequest drain) {
         if (request.end == null) {
             RequestEnd told = RequestEnd.of(drain.outcome());
             // A conductor that does not say: a drain with work still pending here can only be an abort.
             request.end = told != null ? told : request.idle() ? RequestEnd.COMPLETED : RequestEnd.ABORTED;
+        }
+        if (lockstep.follows(request)) {
+            lockstep.oweDrain(request); // it runs on while the leader names it; ReadsDone once none queued does
+            return;
         }
         request.move(RequestPhase.Event.DRAIN);
         scheduler.removeRequest(request.requestId);

@@ -163,7 +163,7 @@ final class Passes {
                     loop.finishedLocally = true;
                 }
             }
-            router.route(request, partition, pass, now, outputs, position, local);
+            router.route(request, partition, pass, node.node.name(), now, outputs, position, local);
         } finally {
             outputs.values().forEach(uuid -> ledger.release(uuid, 1)); // the safety hold
         }

@@ -45,6 +45,7 @@ final class RequestTeardown implements RequestFailures {
     private final Outbox outbox;
     private final EngineMeters meters;
     private final Predicate<String> inStep;
+    private final Lockstep lockstep;
     /** Requests whose removal waits for a step, in arrival order. */
     private final Set<String> removals = new LinkedHashSet<>();
     /** Failed requests whose KV pages wait for a step that may still write them. */
@@ -53,7 +54,8 @@ final class RequestTeardown implements RequestFailures {
 
     RequestTeardown(OwnerThread owner, EntityId self, Map<String, WorkerRequest> requests, Scheduler scheduler,
             TensorLedger ledger, DataPlane data, KvCaches kv, Tombstones tombstones, ParkedMessages parked,
-            InputReads reads, StreamPasses streams, Outbox outbox, EngineMeters meters, Predicate<String> inStep) {
+            InputReads reads, StreamPasses streams, Outbox outbox, EngineMeters meters, Predicate<String> inStep,
+            Lockstep lockstep) {
         this.owner = owner;
         this.self = self;
         this.requests = requests;
@@ -68,6 +70,7 @@ final class RequestTeardown implements RequestFailures {
         this.outbox = outbox;
         this.meters = meters;
         this.inStep = inStep;
+        this.lockstep = lockstep;
     }
 
     @Override
@@ -180,6 +183,7 @@ final class RequestTeardown implements RequestFailures {
         data.reader().forget(id);
         pageReleases.remove(id);
         freePages(id);
+        lockstep.removed(request);
         meters.ended(request.end == null ? RequestEnd.ABORTED : request.end);
     }
 

@@ -53,8 +53,13 @@ final class Router {
         this.inlineOutputMaxBytes = inlineOutputMaxBytes;
     }
 
-    void route(WorkerRequest request, PartitionState partition, PartitionPass pass, List<GraphEdge> edges,
-            Map<String, Long> tensors, NestedLoopIndices position, LocalIngest local) {
+    /**
+     * Routes {@code producer}'s outputs. A tensor-parallel follower's outputs are the leader's too: they go only to its
+     * own nodes and the persist list, never to another worker or the client (docs/tensor-parallelism.md).
+     */
+    void route(WorkerRequest request, PartitionState partition, PartitionPass pass, String producer,
+            List<GraphEdge> edges, Map<String, Long> tensors, NestedLoopIndices position, LocalIngest local) {
+        boolean replica = follows(request, pass, producer);
         for (GraphEdge edge : edges) {
             Long uuid = tensors.get(edge.name());
             if (uuid == null) {
@@ -69,11 +74,15 @@ final class Router {
                 pass.persistSignals.computeIfAbsent(edge.name(), n -> new ArrayList<>()).add(ledger.published(uuid));
             }
             if (edge.isStreaming() && edge.targetPartition() != null) {
-                stream(request, pass, edge, uuid);
+                if (!replica) {
+                    stream(request, pass, edge, uuid);
+                }
             } else if (edge.nextNode().equals(SpecialDestinations.EMIT_TO_CLIENT)) {
-                emit(request, pass, edge, uuid, position);
+                if (!replica) {
+                    emit(request, pass, edge, uuid, position);
+                }
             } else if (!edge.nextNode().equals(SpecialDestinations.PERSIST_ONLY)) {
-                toNode(request, partition, pass, edge, uuid, local);
+                toNode(request, partition, pass, edge, uuid, local, replica);
             }
         }
     }
@@ -100,11 +109,14 @@ final class Router {
     }
 
     private void toNode(WorkerRequest request, PartitionState partition, PartitionPass pass, GraphEdge edge, long uuid,
-            LocalIngest local) {
+            LocalIngest local, boolean replica) {
         NodeState node = pass.nodes.get(edge.nextNode());
         if (node != null) {
             ledger.hold(uuid, 1);
             local.ingest(node, edge.name(), uuid);
+            return;
+        }
+        if (replica) {
             return;
         }
         WorkerGraph target = graphs.values().stream()
@@ -123,6 +135,17 @@ final class Router {
                 .findFirst().orElseThrow(() -> new EngineException(EngineException.Reason.BAD_MESSAGE,
                         "no worker graph of partition '" + edge.targetPartition() + "' runs '" + edge.nextNode() + "'"));
         send(request, target, edge, uuid, edge.targetPartition(), pass);
+    }
+
+    /** Whether this worker is rank 1 or up of the worker graph of {@code pass} that runs {@code producer}. */
+    private boolean follows(WorkerRequest request, PartitionPass pass, String producer) {
+        for (WorkerGraph graph : pass.graphs) {
+            if (graph.nodeNames().contains(producer)) {
+                List<String> workers = request.workerGraphToWorkers.getOrDefault(graph.id(), List.of());
+                return workers.size() > 1 && !workers.get(0).equals(self.value());
+            }
+        }
+        return false;
     }
 
     /** One InputSignals per worker of {@code target}, each one routed copy. */

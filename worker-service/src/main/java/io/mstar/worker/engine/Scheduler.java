@@ -5,6 +5,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * Continuous batching (docs/architecture.md#worker-internals): ready nodes are kept per (model, node, walk); each batch
@@ -28,11 +29,16 @@ final class Scheduler {
 
     /** The next batch, at most {@code limit(key)} items, or an empty list when nothing is ready. */
     List<ReadyItem> next(java.util.function.ToIntFunction<Key> limit) {
+        return next(limit, item -> false);
+    }
+
+    /** As {@link #next(java.util.function.ToIntFunction)}, leaving out keys whose first item {@code leftOut} names. */
+    List<ReadyItem> next(java.util.function.ToIntFunction<Key> limit, Predicate<ReadyItem> leftOut) {
         Key best = null;
         long bestServed = Long.MAX_VALUE;
         for (Map.Entry<Key, List<ReadyItem>> e : ready.entrySet()) {
             long served = lastServed.getOrDefault(e.getKey(), -1L);
-            if (!e.getValue().isEmpty() && served < bestServed) {
+            if (!e.getValue().isEmpty() && served < bestServed && !leftOut.test(e.getValue().get(0))) {
                 best = e.getKey();
                 bestServed = served;
             }
@@ -73,6 +79,50 @@ final class Scheduler {
             ready.remove(key);
         }
         return taken;
+    }
+
+    /** Whether some key not {@code leftOut} has a ready item. */
+    boolean hasWork(Predicate<ReadyItem> leftOut) {
+        return ready.values().stream().anyMatch(items -> !items.isEmpty() && !leftOut.test(items.get(0)));
+    }
+
+    /**
+     * The ready items of {@code key} for exactly {@code requestIds}, in that order, taken out; or null, taking nothing,
+     * when one of them is not ready (a tensor-parallel follower's batch is all or nothing).
+     */
+    List<ReadyItem> takeExactly(Key key, List<String> requestIds) {
+        List<ReadyItem> taken = find(key, requestIds);
+        if (taken == null) {
+            return null;
+        }
+        List<ReadyItem> items = ready.get(key);
+        items.removeAll(taken);
+        if (items.isEmpty()) {
+            ready.remove(key);
+        }
+        lastServed.put(key, turn++);
+        return taken;
+    }
+
+    /** Whether {@link #takeExactly} would take something now; takes nothing. */
+    boolean hasExactly(Key key, List<String> requestIds) {
+        return find(key, requestIds) != null;
+    }
+
+    private List<ReadyItem> find(Key key, List<String> requestIds) {
+        List<ReadyItem> items = ready.get(key);
+        if (items == null) {
+            return null;
+        }
+        List<ReadyItem> found = new ArrayList<>(requestIds.size());
+        for (String id : requestIds) {
+            ReadyItem match = items.stream().filter(i -> i.request().requestId.equals(id)).findFirst().orElse(null);
+            if (match == null) {
+                return null;
+            }
+            found.add(match);
+        }
+        return found;
     }
 
     /** Drops every ready node of {@code requestId} (failed, draining or removed). */

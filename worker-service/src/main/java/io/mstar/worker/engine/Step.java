@@ -44,6 +44,9 @@ final class Step {
     /** Outputs of the step before that this one reads but nobody else will: freed once this one completed. */
     final List<NodeResult> freeAfter = new ArrayList<>();
 
+    /** Its batch's {@code spec_seq} when it runs in tensor-parallel lockstep (docs/tensor-parallelism.md), else -1. */
+    long tpSeq = -1;
+
     // The outcome, written by the executor before the hand-back.
     NodeResult[] results;
     RuntimeException error;

@@ -59,6 +59,7 @@ final class StepPipeline {
     private final boolean speculation;
     private final Map<String, Integer> inSteps = new HashMap<>();
     private final PageWaits pageWaits;
+    private final Lockstep lockstep;
     private StepExecutor executor;
     private Step running;
     private Step speculated;
@@ -67,7 +68,8 @@ final class StepPipeline {
     private long voidedCalls;
 
     StepPipeline(OwnerThread owner, EngineProperties settings, KernelCatalog kernels, Scheduler scheduler, KvCaches kv,
-            DataPlane data, TensorLedger ledger, EngineMeters meters, boolean speculation, Callbacks engine) {
+            DataPlane data, TensorLedger ledger, EngineMeters meters, boolean speculation, Lockstep lockstep,
+            Callbacks engine) {
         this.owner = owner;
         this.settings = settings;
         this.kernels = kernels;
@@ -78,6 +80,7 @@ final class StepPipeline {
         this.meters = meters;
         this.speculation = speculation;
         this.engine = engine;
+        this.lockstep = lockstep;
         this.pageWaits = new PageWaits(kernels, scheduler, kv, engine);
     }
 
@@ -91,30 +94,31 @@ final class StepPipeline {
         owner.check();
         pageWaits.offer(running != null);
         if (running == null) {
-            List<ReadyItem> batch = scheduler.next(this::batchLimit);
-            if (!batch.isEmpty()) {
+            Lockstep.Batch batch = lockstep.next(scheduler, this::batchLimit);
+            if (!batch.items().isEmpty()) {
                 Step step;
                 try {
-                    step = build(batch, null, null);
+                    step = build(batch.items(), null, null);
                 } catch (RuntimeException e) {
-                    refuse(batch, e);
+                    refuse(batch.items(), e);
                     return;
                 }
                 if (step != null) {
+                    lockstep.submitting(step, batch);
                     running = step;
                     executor.submit(step);
                 }
             }
         }
         // At once: an idle loop may not turn again before the running step completes.
-        if (speculation && running != null && speculated == null) {
+        if (speculation && running != null && speculated == null && !lockstep.inLockstep(running)) {
             speculate(running);
         }
     }
 
     /** Whether a turn now could start a step: no step runs and a batch is ready. */
     boolean wantsTurn() {
-        return running == null && scheduler.queued() > 0;
+        return running == null && scheduler.queued() > 0 && lockstep.couldRun(scheduler);
     }
 
     /** Whether a running or speculated step holds {@code requestId}: its teardown waits for it. */
@@ -339,6 +343,7 @@ final class StepPipeline {
             }
             release(step);
             engine.stepsReleased();
+            lockstep.completed(step);
         }
     }
 

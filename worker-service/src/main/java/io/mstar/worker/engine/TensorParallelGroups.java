@@ -6,10 +6,9 @@ import io.mstar.deployment.NodeGroupConfig;
 import io.mstar.messaging.EntityId;
 
 /**
- * Node groups of {@code tp_size} > 1 on this worker (docs/tensor-parallelism.md). The collectives and the sharded
- * toy-tts lm exist, but the engine does not yet run a node in lockstep with its peers: left alone, every rank would
- * run the whole node as a replica and each would emit its outputs. A worker placed in such a group therefore refuses
- * to start, naming the key, rather than serve wrong results.
+ * Node groups of {@code tp_size} > 1 on this worker (docs/tensor-parallelism.md). The engine runs their nodes in
+ * lockstep ({@link Lockstep}), but no node kernel of the worker joins a collective yet: every rank would run the whole
+ * node. A worker placed in such a group therefore refuses to start, naming the key, rather than pretend to shard.
  */
 final class TensorParallelGroups {
 
@@ -25,7 +24,7 @@ final class TensorParallelGroups {
                 if (group.tpSize() > 1 && group.workers().contains(self.workerOrdinal())) {
                     throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, "models[" + m + "].node_groups["
                             + g + "].tp_size: " + group.tpSize() + " places " + self.value() + " in a tensor-parallel "
-                            + "group of model " + model.name() + ", and this worker does not run nodes in lockstep yet "
+                            + "group of model " + model.name() + ", and this worker's kernels do not shard nodes yet "
                             + "(docs/tensor-parallelism.md); use tp_size 1");
                 }
             }

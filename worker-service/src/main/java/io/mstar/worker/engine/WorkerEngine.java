@@ -80,12 +80,15 @@ public final class WorkerEngine {
         PassReports reports = new PassReports(owner, self, outbox, this::onLoop, this::live, callbacks);
         this.passes = new Passes(owner, self, graphs, ledger, router, loops, scheduler, reports, this::resume);
         this.streams = new StreamPasses(owner, ledger, reads, passes, callbacks);
-        this.pipeline = new StepPipeline(owner, settings, kernels, scheduler, kv, data, ledger, meters,
-                settings.pipeline() && settings.speculation().enabled(data.device().kind()), callbacks);
+        boolean speculation = settings.pipeline() && settings.speculation().enabled(data.device().kind());
+        Lockstep lockstep = new Lockstep(owner, self, graphs, requests, outbox, speculation, tombstones::contains,
+                this::removeRelayed, reads::drained);
+        this.pipeline = new StepPipeline(owner, settings, kernels, scheduler, kv, data, ledger, meters, speculation,
+                lockstep, callbacks);
         this.teardown = new RequestTeardown(owner, self, requests, scheduler, ledger, data, kv, tombstones, parked, reads,
-                streams, outbox, meters, pipeline::holds);
+                streams, outbox, meters, pipeline::holds, lockstep);
         this.intake = new MessageIntake(owner, graphs, kernels, requests, parked, scheduler, reads, ledger, passes,
-                streams, teardown, outbox, meters);
+                streams, teardown, outbox, meters, lockstep);
         pipeline.runOn(settings.pipeline()
                 ? new StepThread(self, data.device(), this::onLoop, pipeline::completed)
                 : StepExecutor.synchronous(data.device(), pipeline::completed));
@@ -124,6 +127,11 @@ public final class WorkerEngine {
     /** See {@link RequestTeardown#dropOrphans}. */
     public int dropOrphans(String why) {
         return teardown.dropOrphans(why);
+    }
+
+    /** A removal the tensor-parallel leader relayed, once the batch it waited for ran here. */
+    private void removeRelayed(WorkerRequest request) {
+        teardown.remove(request);
     }
 
     private void resume(WorkerRequest request, InputSignals pending) {

@@ -65,16 +65,17 @@ final class InProcessBroker {
 
     private void route(Sent s) {
         sent.add(s);
+        // delivered under the lock (a delivery only queues): a send never overtakes what a release is handing over
         synchronized (held) {
             if (hold.test(s)) {
                 held.add(s);
                 return;
             }
-        }
-        EngineLoop loop = workers.get(s.to());
-        if (loop != null) {
-            loop.deliver((WorkerMessage) s.message());
-            delivered.add(s);
+            EngineLoop loop = workers.get(s.to());
+            if (loop != null) {
+                loop.deliver((WorkerMessage) s.message());
+                delivered.add(s);
+            }
         }
     }
 
@@ -89,13 +90,11 @@ final class InProcessBroker {
 
     /** Stops holding and delivers what was held, in order. */
     void release() {
-        List<Sent> out;
         synchronized (held) {
             hold = s -> false;
-            out = new ArrayList<>(held);
+            held.forEach(s -> workers.get(s.to()).deliver((WorkerMessage) s.message()));
             held.clear();
         }
-        out.forEach(s -> workers.get(s.to()).deliver((WorkerMessage) s.message()));
     }
 
     int heldCount() {

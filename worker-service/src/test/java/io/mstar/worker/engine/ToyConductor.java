@@ -49,7 +49,8 @@ final class ToyConductor {
     static final class Run extends TestConductorLoop.Request {
         final List<Pass> passes;
         int fwd;
-        final Set<String> reported = new java.util.HashSet<>();
+        /** Reports of the current pass per worker graph. */
+        final Map<Integer, Integer> passReports = new HashMap<>();
         /** Signal name to forward index to values, one array per ResultTensors in arrival order. */
         final Map<String, Map<Integer, List<int[]>>> outputs = new LinkedHashMap<>();
 
@@ -60,7 +61,7 @@ final class ToyConductor {
 
         @Override
         String progress() {
-            return "fwd=" + fwd + " reported=" + reported;
+            return "fwd=" + fwd + " reports=" + passReports;
         }
 
         /** The first value of each ResultTensors of {@code signal} in pass {@code fwd}. */
@@ -84,13 +85,20 @@ final class ToyConductor {
     final Map<String, Run> runs = new LinkedHashMap<>();
     private final TestConductorLoop<Run> loop;
 
+    /** Node group g on worker g. */
     ToyConductor(InProcessBroker broker, TestConductor data, List<WorkerGraph> graphs) {
+        this(broker, data, graphs, g -> List.of(EntityId.worker(g.nodeGroupIndex()).value()));
+    }
+
+    /** Each worker graph on the workers {@code placement} names, rank 0 first. */
+    ToyConductor(InProcessBroker broker, TestConductor data, List<WorkerGraph> graphs,
+            java.util.function.Function<WorkerGraph, List<String>> placement) {
         this.broker = broker;
         this.data = data;
         this.graphs = graphs;
         this.loop = new TestConductorLoop<>(broker, data, runs, this::onResult, this::onDone);
         for (WorkerGraph g : graphs) {
-            placement.put(g.id(), List.of(EntityId.worker(g.nodeGroupIndex()).value()));
+            this.placement.put(g.id(), placement.apply(g));
         }
     }
 
@@ -121,12 +129,6 @@ final class ToyConductor {
                 pass.stepMetadata(), null, CurrentForwardPassInfo.DEFAULT_PARTITION, null, null);
     }
 
-    private Set<String> workersOf(String walk) {
-        Set<String> workers = new java.util.HashSet<>();
-        graphs.stream().filter(g -> g.walk().equals(walk)).forEach(g -> workers.addAll(placement.get(g.id())));
-        return workers;
-    }
-
     /** Aborts {@code id} as the conductor does: a drain to both workers now, the removal once both answered. */
     void abort(String id) {
         loop.drain(runs.get(id));
@@ -147,11 +149,13 @@ final class ToyConductor {
                 .computeIfAbsent(result.loopIndices().wgFwdPassIdx(), f -> new ArrayList<>()).add(values);
     }
 
+    /** A pass is done once every worker of each of its worker graphs reported (each rank of a tensor-parallel group). */
     private void onDone(Run run, WorkerGraphsDone done) {
-        graphs.stream().filter(g -> done.workerGraphIds().contains(g.id()))
-                .forEach(g -> run.reported.addAll(placement.get(g.id())));
-        if (run.reported.containsAll(workersOf(run.passes.get(run.fwd).walk()))) {
-            run.reported.clear();
+        done.workerGraphIds().forEach(id -> run.passReports.merge(id, 1, Integer::sum));
+        String walk = run.passes.get(run.fwd).walk();
+        if (graphs.stream().filter(g -> g.walk().equals(walk))
+                .allMatch(g -> run.passReports.getOrDefault(g.id(), 0) >= placement.get(g.id()).size())) {
+            run.passReports.clear();
             run.fwd++;
             if (run.fwd == run.passes.size()) {
                 loop.drain(run);

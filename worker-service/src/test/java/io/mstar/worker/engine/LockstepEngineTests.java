@@ -1,0 +1,358 @@
+package io.mstar.worker.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.mstar.deployment.DeploymentConfig;
+import io.mstar.graph.ModelGraph;
+import io.mstar.graph.WorkerGraph;
+import io.mstar.graph.WorkerGraphSplit;
+import io.mstar.messaging.EntityId;
+import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.collective.SharedMemoryCollective;
+import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
+import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.testing.Seeds;
+import io.mstar.wire.MessageSource;
+import io.mstar.wire.RemoveRequest;
+import io.mstar.wire.ScheduleTPNode;
+import io.mstar.wire.WorkerGraphsDone;
+import io.mstar.wire.WorkerMessage;
+import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.KvCacheKernel;
+import io.mstar.worker.kernel.KvStep;
+import io.mstar.worker.kernel.ModelKernels;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeResult;
+
+/**
+ * Tensor-parallel lockstep in the engine (docs/tensor-parallelism.md#the-protocol): the toy KV model's {@code lm} on a
+ * group of two workers, worker 0 leading. Each rank's kernel all-gathers a hash of its batch through a real
+ * {@link SharedMemoryCollective} before it runs, so a follower that ran anything but the leader's batch, or ran it
+ * late, fails the step (the hashes differ, or the collective times out). Only the leader's outputs reach the client.
+ */
+class LockstepEngineTests {
+
+    static final String MODEL = KvCacheEngineTests.MODEL;
+    static final Duration TIMEOUT = Duration.ofSeconds(30);
+    static final Duration COLLECTIVE_TIMEOUT = Duration.ofSeconds(10);
+
+    @TempDir
+    Path dir;
+
+    InProcessBroker broker;
+    TestConductor data;
+    ToyConductor conductor;
+    TestWorker leader;
+    TestWorker follower;
+    List<LockstepLm> kernels;
+
+    @BeforeEach
+    void start() {
+        DeploymentConfig deployment = DeploymentConfig.parse("""
+                models:
+                  - name: toy_lm
+                    kv_cache:
+                      page_size: 4
+                      max_num_pages: 64
+                    node_groups:
+                      - node_names: [lm]
+                        workers: [0, 1]
+                        tp_size: 2
+                """, "test");
+        ModelGraph model = KvCacheEngineTests.toyLm();
+        List<WorkerGraph> graphs = WorkerGraphSplit.split(deployment, Map.of(MODEL, model));
+        broker = new InProcessBroker();
+        data = new TestConductor(dir);
+        conductor = new ToyConductor(broker, data, graphs,
+                g -> List.of(EntityId.worker(0).value(), EntityId.worker(1).value()));
+        Path file = dir.resolve("lockstep.collective");
+        kernels = List.of(new LockstepLm(file, 0), new LockstepLm(file, 1));
+        kernels.forEach(k -> k.checked = checksLockstep());
+        Map<String, io.mstar.deployment.KvCacheConfig> kv = TestWorker.kvCachesOf(deployment);
+        leader = new TestWorker(0, dir, broker, d -> catalog(kernels.get(0)), graphs,
+                () -> new HostDevice(HostDevice.NAME, 64 << 20), kv, EngineProperties.defaults());
+        follower = new TestWorker(1, dir, broker, d -> catalog(kernels.get(1)), graphs,
+                () -> new HostDevice(HostDevice.NAME, 64 << 20), kv, EngineProperties.defaults());
+    }
+
+    /** Whether the kernels check each batch through the collective (every test below but one). */
+    boolean checksLockstep() {
+        return true;
+    }
+
+    private static KernelCatalog catalog(LockstepLm lm) {
+        return new KernelCatalog(List.of(new ModelKernels(MODEL, Map.of(KvCacheEngineTests.LM, lm))));
+    }
+
+    @AfterEach
+    void everythingIsFreed() {
+        try {
+            for (TestWorker w : List.of(leader, follower)) {
+                w.assertAtBaseline(w.assertNoKvPagesHeld().poolBytes());
+            }
+            data.assertAtBaseline();
+        } finally {
+            leader.close();
+            follower.close();
+            kernels.forEach(LockstepLm::close);
+            data.close();
+        }
+    }
+
+    @Test
+    void theFollowerRunsExactlyTheLeadersBatchesAndOnlyTheLeaderEmits() throws Exception {
+        SamplingConfig topK = new SamplingConfig(null, 1.0, 5, 1.0, false, 1.0, 0L);
+        List<KvCacheEngineTests.Req> reqs = List.of(
+                new KvCacheEngineTests.Req("a", new int[] {1, 2, 3}, 9, 11L, null),
+                new KvCacheEngineTests.Req("b", new int[] {4}, 12, 12L, topK),
+                new KvCacheEngineTests.Req("c", new int[] {5, 6}, 6, 13L, null),
+                new KvCacheEngineTests.Req("d", new int[] {7, 8, 9, 10}, 14, 14L, topK),
+                new KvCacheEngineTests.Req("e", new int[] {2}, 3, 15L, null),
+                new KvCacheEngineTests.Req("f", new int[] {3, 3}, 11, 16L, topK));
+        reqs.forEach(r -> conductor.start(r.id(), List.of(pass(r))));
+        conductor.pumpUntilRemoved(TIMEOUT);
+        awaitNoRequestsOnEitherWorker();
+        for (KvCacheEngineTests.Req r : reqs) {
+            ToyConductor.Run run = conductor.runs.get(r.id());
+            assertThat(run.failure).as("request %s failed", r.id()).isNull();
+            assertThat(run.firsts("out", 0)).as("tokens of %s, each once", r.id()).isEqualTo(r.expected());
+            assertThat(run.reports).as("reports of %s", r.id()).extracting(WorkerGraphsDone::isFirstTpRank)
+                    .containsExactlyInAnyOrder(true, false);
+        }
+        assertThat(kernels.get(1).batches()).as("the follower's batches").isEqualTo(kernels.get(0).batches());
+        assertThat(kernels.get(0).batches()).isNotEmpty();
+        List<ScheduleTPNode> schedules = broker.sentTo(EntityId.worker(1).value(), ScheduleTPNode.class);
+        assertThat(schedules).extracting(ScheduleTPNode::requestIds).isEqualTo(kernels.get(0).batches());
+        assertThat(schedules).extracting(ScheduleTPNode::specSeq)
+                .isEqualTo(java.util.stream.LongStream.range(0, schedules.size()).boxed().toList());
+        assertThat(broker.sentTo(EntityId.worker(0).value(), ScheduleTPNode.class)).isEmpty();
+        assertThat(relaysTo(1)).as("one relayed removal per request").hasSize(reqs.size())
+                .allMatch(r -> r.afterTpSeq() >= 0 && r.afterTpSeq() < schedules.size());
+    }
+
+    /**
+     * Seeded: requests start at random moments, some are aborted at random moments, and the leader's batches reach the
+     * follower late at random (held, then handed over in order), so that relayed removals overtake the batches they
+     * wait for. The follower still runs exactly the leader's batch sequence, every request that was not aborted gets
+     * exactly its tokens, and both workers end at baseline.
+     */
+    @Test
+    void randomDelaysAndAbortsKeepTheRanksInLockstep() throws Exception {
+        long seed = Seeds.of("LockstepEngineTests.randomDelaysAndAbortsKeepTheRanksInLockstep");
+        Random random = new Random(seed);
+        List<KvCacheEngineTests.Req> reqs = new ArrayList<>();
+        Map<String, Long> abortAt = new LinkedHashMap<>();
+        Map<String, Long> startAt = new LinkedHashMap<>();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < 10; i++) {
+            int[] prompt = random.ints(1 + random.nextInt(4), 0, KvCacheEngineTests.VOCAB).toArray();
+            int len = prompt.length + 1 + random.nextInt(12);
+            KvCacheEngineTests.Req r = new KvCacheEngineTests.Req("r" + i, prompt, len, random.nextLong(), null);
+            reqs.add(r);
+            startAt.put(r.id(), t0 + random.nextInt(40_000_000));
+            if (random.nextInt(3) == 0) {
+                abortAt.put(r.id(), startAt.get(r.id()) + random.nextInt(20_000_000));
+            }
+        }
+        List<Long> holdToggles = new ArrayList<>();
+        for (long t = t0; t < t0 + 80_000_000L; t += 2_000_000 + random.nextInt(8_000_000)) {
+            holdToggles.add(t);
+        }
+        String followerId = EntityId.worker(1).value();
+        AtomicReference<Boolean> holding = new AtomicReference<>(false);
+        conductor.pumpUntil(() -> {
+            long now = System.nanoTime();
+            startAt.entrySet().removeIf(e -> {
+                if (now >= e.getValue()) {
+                    reqs.stream().filter(r -> r.id().equals(e.getKey())).findFirst()
+                            .ifPresent(r -> conductor.start(r.id(), List.of(pass(r))));
+                    return true;
+                }
+                return false;
+            });
+            abortAt.entrySet().removeIf(e -> {
+                if (now >= e.getValue() && conductor.runs.containsKey(e.getKey())) {
+                    conductor.abort(e.getKey());
+                    return true;
+                }
+                return false;
+            });
+            while (!holdToggles.isEmpty() && now >= holdToggles.get(0)) {
+                holdToggles.remove(0);
+                if (holding.get()) {
+                    broker.release();
+                } else {
+                    broker.hold(s -> s.to().equals(followerId) && s.message() instanceof WorkerMessage m
+                            && m.body() instanceof ScheduleTPNode);
+                }
+                holding.set(!holding.get());
+            }
+            if (holdToggles.isEmpty() && holding.get()) {
+                broker.release();
+                holding.set(false);
+            }
+            return startAt.isEmpty() && holdToggles.isEmpty()
+                    && conductor.runs.values().stream().allMatch(r -> r.removed);
+        }, TIMEOUT);
+        awaitNoRequestsOnEitherWorker();
+        assertThat(kernels.get(1).batches()).as("the follower's batches (seed %d)", seed)
+                .isEqualTo(kernels.get(0).batches());
+        for (KvCacheEngineTests.Req r : reqs) {
+            ToyConductor.Run run = conductor.runs.get(r.id());
+            assertThat(run.failure).as("request %s failed (seed %d)", r.id(), seed).isNull();
+            List<Integer> got = run.firsts("out", 0);
+            List<Integer> expected = r.expected();
+            assertThat(got).as("tokens of %s, a prefix when aborted (seed %d)", r.id(), seed)
+                    .isEqualTo(expected.subList(0, Math.min(got.size(), expected.size())));
+        }
+        for (RemoveRequest relay : relaysTo(1)) {
+            assertThat(relay.afterTpSeq()).isLessThan(kernels.get(0).batches().size());
+        }
+    }
+
+    /**
+     * A leader whose kernel never waits for its follower runs a request to its end while its batches are still on the
+     * way to the follower; the request is aborted then. The relayed removal overtakes those batches (it has another
+     * record key), so the follower parks it until it has run the last batch that named the request.
+     */
+    @org.junit.jupiter.api.Nested
+    class WhenTheLeaderRunsAhead {
+
+        @Test
+        void aRelayedRemovalWaitsForTheLastBatchThatNamedTheRequest() throws Exception {
+            kernels.forEach(k -> k.checked = false);
+            String followerId = EntityId.worker(1).value();
+            broker.hold(s -> s.to().equals(followerId) && s.message() instanceof WorkerMessage m
+                    && m.body() instanceof ScheduleTPNode);
+            KvCacheEngineTests.Req r = new KvCacheEngineTests.Req("a", new int[] {1, 2}, 8, 5L, null);
+            conductor.start(r.id(), List.of(pass(r)));
+            conductor.pumpUntil(() -> kernels.get(0).batches().size() == r.expected().size(), TIMEOUT);
+            conductor.abort(r.id());
+            conductor.pumpUntil(() -> !relaysTo(1).isEmpty(), TIMEOUT);
+            assertThat(kernels.get(1).batches()).as("the follower ran nothing yet").isEmpty();
+            assertThat(relaysTo(1).get(0).afterTpSeq()).isEqualTo(r.expected().size() - 1);
+            broker.release();
+            awaitNoRequestsOnEitherWorker();
+            assertThat(kernels.get(1).batches()).as("the follower's batches").isEqualTo(kernels.get(0).batches());
+            assertThat(conductor.runs.get(r.id()).firsts("out", 0)).isEqualTo(r.expected());
+        }
+    }
+
+    /** The conductor is done with its requests before the workers are: the leader relays, the follower follows. */
+    private void awaitNoRequestsOnEitherWorker() throws Exception {
+        conductor.pumpUntil(() -> leader.loop.ask(s -> s.engine().snapshotNow().requests()).block(TIMEOUT) == 0
+                && follower.loop.ask(s -> s.engine().snapshotNow().requests()).block(TIMEOUT) == 0, TIMEOUT);
+    }
+
+    private List<RemoveRequest> relaysTo(int worker) {
+        return broker.sentTo(EntityId.worker(worker).value(), RemoveRequest.class).stream()
+                .filter(r -> r.source() == MessageSource.TP_RANK_0).toList();
+    }
+
+    private static ToyConductor.Pass pass(KvCacheEngineTests.Req r) {
+        ToyConductor.Pass one = r.pass();
+        List<ToyConductor.Input> inputs = new ArrayList<>();
+        for (ToyConductor.Input in : one.inputs()) {
+            inputs.add(in);
+            inputs.add(new ToyConductor.Input(ToyConductor.W1, in.node(), in.signal(), in.values()));
+        }
+        return new ToyConductor.Pass(one.walk(), inputs, one.stepMetadata(), one.sampling(), one.seed());
+    }
+
+    /**
+     * The toy lm with a lockstep check: before each batch the ranks all-gather a hash of the batch's request ids and
+     * fail the step unless they agree. Records every batch it ran.
+     */
+    static final class LockstepLm implements KvCacheKernel {
+
+        private final KvCacheEngineTests.ToyLm lm = new KvCacheEngineTests.ToyLm();
+        private final Path file;
+        private final int rank;
+        private final List<List<String>> batches = Collections.synchronizedList(new ArrayList<>());
+        private volatile SharedMemoryCollective collective;
+        /** False: no collective, so a leader runs ahead of its follower (a node whose kernel never waits for peers). */
+        volatile boolean checked = true;
+
+        LockstepLm(Path file, int rank) {
+            this.file = file;
+            this.rank = rank;
+        }
+
+        List<List<String>> batches() {
+            synchronized (batches) {
+                return List.copyOf(batches);
+            }
+        }
+
+        @Override
+        public boolean recordsFeeds() {
+            return lm.recordsFeeds();
+        }
+
+        @Override
+        public long bytesPerToken() {
+            return lm.bytesPerToken();
+        }
+
+        @Override
+        public int tokensToAppend(NodeCall call) {
+            return lm.tokensToAppend(call);
+        }
+
+        @Override
+        public List<NodeResult> forward(Device device, List<NodeCall> batch, List<KvStep> steps) {
+            List<String> ids = batch.stream().map(NodeCall::requestId).toList();
+            batches.add(ids);
+            if (!checked) {
+                return lm.forward(device, batch, steps);
+            }
+            if (collective == null) {
+                collective = SharedMemoryCollective.join(new SharedMemoryCollectiveSettings(file, rank, 2,
+                        SharedMemoryCollectiveSettings.DEFAULT_CAPACITY_BYTES, COLLECTIVE_TIMEOUT));
+            }
+            DeviceBuffer in = device.allocate(Long.BYTES);
+            DeviceBuffer out = device.allocate(2 * Long.BYTES);
+            try {
+                ByteBuffer hash = ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+                hash.putLong(0, ids.hashCode() * 31L + batches.size());
+                device.copyFromHost(hash, in, 0);
+                collective.allGather(in, 0, out, 0, Long.BYTES);
+                ByteBuffer both = ByteBuffer.allocate(2 * Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+                device.copyToHost(out, 0, both);
+                if (both.getLong(0) != both.getLong(Long.BYTES)) {
+                    throw new IllegalStateException("rank " + rank + " ran batch " + batches.size() + " " + ids
+                            + ", which is not its peer's");
+                }
+            } finally {
+                device.free(in);
+                device.free(out);
+            }
+            return lm.forward(device, batch, steps);
+        }
+
+        void close() {
+            if (collective != null) {
+                collective.close();
+            }
+        }
+    }
+}

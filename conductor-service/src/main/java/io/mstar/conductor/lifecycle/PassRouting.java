@@ -34,7 +34,8 @@ final class PassRouting {
 
     /**
      * Turns a step's inputs into edges per worker: one edge per (signal, consuming node of the walk), to every
-     * worker of that node's worker graph; each placement of a worker-held descriptor counts one hand-out.
+     * worker of that node's worker graph (a rank of a tensor-parallel group: its own descriptors, see {@link #ownOf});
+     * each placement of a worker-held descriptor counts one hand-out.
      */
     static Map<String, List<GraphEdge>> route(ActiveRequest request, Step step) {
         List<WorkerGraph> wgs = request.topology.workerGraphsOfWalk(step.walk());
@@ -47,9 +48,11 @@ final class PassRouting {
             for (String node : consumers) {
                 WorkerGraph wg = wgs.stream().filter(g -> g.nodeNames().contains(node)).findFirst().orElseThrow(() ->
                         new ConductorException(ErrorType.MODEL_ERROR, "no worker graph of walk " + step.walk() + " runs " + node));
-                for (String worker : request.placement.get(wg.id())) {
-                    byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(new GraphEdge(node, signal, descriptors));
-                    for (TensorPointerInfo d : descriptors) {
+                List<String> ranks = request.placement.get(wg.id());
+                for (String worker : ranks) {
+                    List<TensorPointerInfo> own = ranks.size() > 1 ? ownOf(worker, descriptors) : descriptors;
+                    byWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(new GraphEdge(node, signal, own));
+                    for (TensorPointerInfo d : own) {
                         if (!EntityId.CONDUCTOR.value().equals(d.sourceEntity())) {
                             request.handOuts.merge(d.uuid(), 1, Integer::sum);
                         }
@@ -58,6 +61,15 @@ final class PassRouting {
             }
         });
         return byWorker;
+    }
+
+    /**
+     * What a rank of a tensor-parallel group gets of a signal every rank persisted (one descriptor each): its own, so
+     * that each reads locally what it wrote. A signal from elsewhere (the conductor, another worker) goes whole.
+     */
+    private static List<TensorPointerInfo> ownOf(String worker, List<TensorPointerInfo> descriptors) {
+        List<TensorPointerInfo> own = descriptors.stream().filter(d -> worker.equals(d.sourceEntity())).toList();
+        return own.isEmpty() ? descriptors : own;
     }
 
     /** What every worker of the run's current walk is told about its pass. */

@@ -117,7 +117,7 @@ final class CollectiveFile {
 
     /**
      * A rank other than 0: the group's file if rank 0 has put it in place, else why not yet (none, a leftover of a
-     * process that is gone), or that it was made with other settings.
+     * process that is gone, a group that was aborted), or that it was made with other settings.
      */
     static Opened open(SharedMemoryCollectiveSettings s) throws IOException {
         MappedByteBuffer map;
@@ -146,7 +146,12 @@ final class CollectiveFile {
                     + capacity + " bytes in " + map.capacity() + " bytes; this rank expects version " + VERSION + ", "
                     + s.size() + " ranks, slots of " + s.capacityBytes() + " bytes", true);
         }
-        return new Opened(new CollectiveFile(s.path(), map, size, capacity), null, true);
+        CollectiveFile file = new CollectiveFile(s.path(), map, size, capacity);
+        if (file.aborted() != null) {
+            // a group that ended (a peer was lost): rank 0 replaces the file when it joins again
+            return Opened.notYet(s.path() + " is a group that was aborted; rank 0 makes a new one");
+        }
+        return new Opened(file, null, true);
     }
 
     Path path() {

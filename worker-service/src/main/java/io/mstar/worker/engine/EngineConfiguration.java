@@ -15,16 +15,19 @@ import io.mstar.graph.WorkerGraphSplit;
 import io.mstar.messaging.ControlIdentity;
 import io.mstar.messaging.ControlPlaneSender;
 import io.mstar.messaging.InboxPosition;
+import io.mstar.messaging.Topics;
 import io.mstar.model.ModelGraphs;
+import io.mstar.model.ToyTtsModel;
 import io.mstar.tensor.TensorMeters;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.transport.DataPlaneTls;
 import io.mstar.tensor.transport.ReadGrants;
 import io.mstar.worker.kernel.KernelCatalog;
-import io.mstar.worker.kernel.onnx.OnnxModelKernels;
 import io.mstar.worker.kernel.ModelKernels;
+import io.mstar.worker.kernel.onnx.OnnxModelKernels;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
 import io.mstar.worker.resident.ResidentRefusals;
+import io.mstar.worker.tp.RejoiningCollective;
 
 /** The engine loop, its engine and data plane, and what they publish. */
 @Configuration(proxyBeanMethods = false)
@@ -42,10 +45,15 @@ class EngineConfiguration {
      */
     @Bean(destroyMethod = "close")
     KernelCatalog kernelCatalog(WorkerDataPlane data, DeploymentConfig config, ControlIdentity identity,
-            MiniLmProperties minilm, ResidentProperties resident, MeterRegistry registry) {
+            MiniLmProperties minilm, ResidentProperties resident, MeterRegistry registry, EngineProperties engine,
+            Topics topics) {
+        TensorParallelGroups.refuseUnsupported(config, identity.self(), data.device().kind());
         List<ModelKernels> models = new ArrayList<>();
         models.add(WorkerDevices.counterKernels(data.device()));
-        models.add(ToyTtsKernels.forDevice(data.device(), resident.settings(), registry));
+        models.add(TensorParallelGroups.of(config, identity.self(), ToyTtsModel.NAME)
+                .map(rank -> ToyTtsKernels.tensorParallel(data.device(),
+                        new RejoiningCollective(rank.collective(topics, engine.lockstepTimeout()))))
+                .orElseGet(() -> ToyTtsKernels.forDevice(data.device(), resident.settings(), registry)));
         WorkerDevices.miniLmKernels(data.device(), config, identity.self(), minilm.cuda()).ifPresent(models::add);
         models.addAll(OnnxModelKernels.forWorker(config, identity.self().workerOrdinal()));
         KernelCatalog catalog = new KernelCatalog(models);
@@ -92,7 +100,6 @@ class EngineConfiguration {
     EngineLoop engineLoop(ControlIdentity identity, WorkerProperties worker, EngineProperties engine, Outbox outbox,
             InboxPosition position, SetupDoneAcks acks, DeploymentConfig config, KernelCatalog kernels,
             WorkerDataPlane data, EngineMeters meters, MeterRegistry registry) {
-        TensorParallelGroups.refuseLockstep(config, identity.self());
         List<WorkerGraph> graphs = WorkerGraphSplit.split(config, ModelGraphs.of(config));
         return new EngineLoop(identity.self(), worker.setupDoneInterval(), outbox, position, acks,
                 executor -> new WorkerEngine(identity.self(), engine, graphs, kernels, data.parts(), outbox, executor, meters,

@@ -1,5 +1,7 @@
 package io.mstar.worker.engine;
 
+import java.time.Duration;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
@@ -29,12 +31,17 @@ import io.mstar.tensor.device.DeviceKind;
  *                            the device pool runs short (docs/streaming-and-kv.md#offload-and-reload); 0 turns offload
  *                            off. Checked at start-up, and when a cache is first taken against the 2 GiB one host pool
  *                            can hold
+ * @param lockstepTimeout     how long the ranks of a tensor-parallel group wait for each other (default 6s, the
+ *                            conductor's {@code worker-loss-timeout}): a collective past it fails its step with TIMEOUT
+ *                            and the group is joined again at the next; a follower drops a leader's batch that could
+ *                            not start within it, and applies a conductor's removal the leader never relayed
+ *                            (docs/tensor-parallelism.md#a-lost-rank)
  */
 @ConfigurationProperties("mstar.worker.engine")
 public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultValue("10000") int tombstones,
         @DefaultValue("1024") int maxParkedPerRequest, @DefaultValue("1024") int inlineOutputMaxBytes,
         @DefaultValue("true") boolean pipeline, @DefaultValue("auto") Speculation speculation,
-        @DefaultValue("4") double kvHostPoolFactor) {
+        @DefaultValue("4") double kvHostPoolFactor, @DefaultValue("6s") Duration lockstepTimeout) {
 
     /** {@code mstar.worker.engine.speculation}. */
     public enum Speculation {
@@ -62,6 +69,10 @@ public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultVal
             throw new IllegalArgumentException("mstar.worker.engine.kv-host-pool-factor must be a finite number >= 0, was "
                     + kvHostPoolFactor);
         }
+        if (lockstepTimeout == null || lockstepTimeout.isNegative() || lockstepTimeout.isZero()) {
+            throw new IllegalArgumentException("mstar.worker.engine.lockstep-timeout must be positive, was "
+                    + lockstepTimeout);
+        }
         if (!pipeline && speculation == Speculation.ON) {
             throw new IllegalArgumentException("mstar.worker.engine.speculation=on needs mstar.worker.engine.pipeline=true");
         }
@@ -70,16 +81,23 @@ public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultVal
     /** These settings with the step pipeline and speculation as given (benchmarks, tests). */
     public EngineProperties withSteps(boolean pipeline, Speculation speculation) {
         return new EngineProperties(maxBatchSize, tombstones, maxParkedPerRequest, inlineOutputMaxBytes, pipeline,
-                speculation, kvHostPoolFactor);
+                speculation, kvHostPoolFactor, lockstepTimeout);
     }
 
     /** These settings with {@code factor} host pages per device page of each KV cache. */
     public EngineProperties withKvHostPoolFactor(double factor) {
         return new EngineProperties(maxBatchSize, tombstones, maxParkedPerRequest, inlineOutputMaxBytes, pipeline,
-                speculation, factor);
+                speculation, factor, lockstepTimeout);
+    }
+
+    /** These settings with the tensor-parallel ranks waiting {@code timeout} for each other. */
+    public EngineProperties withLockstepTimeout(Duration timeout) {
+        return new EngineProperties(maxBatchSize, tombstones, maxParkedPerRequest, inlineOutputMaxBytes, pipeline,
+                speculation, kvHostPoolFactor, timeout);
     }
 
     public static EngineProperties defaults() {
-        return new EngineProperties(64, 10_000, 1024, 1024, true, Speculation.AUTO, KvCaches.DEFAULT_HOST_POOL_FACTOR);
+        return new EngineProperties(64, 10_000, 1024, 1024, true, Speculation.AUTO, KvCaches.DEFAULT_HOST_POOL_FACTOR,
+                Duration.ofSeconds(6));
     }
 }

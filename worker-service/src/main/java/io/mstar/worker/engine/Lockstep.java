@@ -46,6 +46,10 @@ final class Lockstep {
         FOLLOWS
     }
 
+    /** A leader's batch in a follower's FIFO, and when it came. */
+    private record Queued(ScheduleTPNode schedule, long arrivedNanos) {
+    }
+
     /** The next batch to build: ready items, and the leader's message when it is a follower's batch (else null). */
     record Batch(List<ReadyItem> items, ScheduleTPNode schedule) {
     }
@@ -63,7 +67,9 @@ final class Lockstep {
     private long nextSeq;
     private final Map<String, Long> lastNamed = new HashMap<>();
     // follower
-    private final Map<String, ArrayDeque<ScheduleTPNode>> fifos = new LinkedHashMap<>();
+    private final Map<String, ArrayDeque<Queued>> fifos = new LinkedHashMap<>();
+    /** Conductor removals of followed requests, applied here at their deadline unless the leader's relay came first. */
+    private final Map<String, Long> removalDeadlines = new LinkedHashMap<>();
     private final Map<String, Long> ranFor = new HashMap<>();
     /** Relayed removals waiting for their batch, by the seq they wait for. */
     private final TreeMap<Long, List<String>> parkedRemovals = new TreeMap<>();
@@ -71,12 +77,15 @@ final class Lockstep {
     private final Consumer<WorkerRequest> remove;
     private final Consumer<WorkerRequest> readsDone;
     private boolean lastRanFollowerBatch;
+    private final long timeoutNanos;
+    private final java.util.function.LongSupplier clock;
     private long followerBatches;
     private long skippedCalls;
+    private long droppedBatches;
 
     Lockstep(OwnerThread owner, EntityId self, Map<Integer, WorkerGraph> graphs, Map<String, WorkerRequest> requests,
-            Outbox outbox, boolean speculation, Predicate<String> gone, Consumer<WorkerRequest> remove,
-            Consumer<WorkerRequest> readsDone) {
+            Outbox outbox, boolean speculation, java.time.Duration timeout, java.util.function.LongSupplier clock,
+            Predicate<String> gone, Consumer<WorkerRequest> remove, Consumer<WorkerRequest> readsDone) {
         this.owner = owner;
         this.self = self;
         this.graphs = graphs;
@@ -86,6 +95,8 @@ final class Lockstep {
         this.gone = gone;
         this.remove = remove;
         this.readsDone = readsDone;
+        this.timeoutNanos = timeout.toNanos();
+        this.clock = clock;
     }
 
     /** The workers of the worker graph that runs {@code item}'s node for its request, rank 0 first. */
@@ -227,7 +238,8 @@ final class Lockstep {
                     schedule.specSeq(), schedule.nodeName());
             return;
         }
-        fifos.computeIfAbsent(schedule.nodeName(), n -> new ArrayDeque<>()).add(schedule);
+        fifos.computeIfAbsent(schedule.nodeName(), n -> new ArrayDeque<>()).add(new Queued(schedule,
+                clock.getAsLong()));
     }
 
     void onNoSpeculation(TPNoSpeculation none) {
@@ -246,10 +258,20 @@ final class Lockstep {
             lastRanFollowerBatch = false;
             return null;
         }
-        for (ArrayDeque<ScheduleTPNode> fifo : fifos.values()) {
-            ScheduleTPNode head = fifo.peek();
-            if (head == null) {
+        for (ArrayDeque<Queued> fifo : fifos.values()) {
+            Queued queued = fifo.peek();
+            if (queued == null) {
                 continue;
+            }
+            ScheduleTPNode head = queued.schedule();
+            if (clock.getAsLong() - queued.arrivedNanos() > timeoutNanos && !satisfiable(scheduler, head)) {
+                // the leader's collectives for it have timed out: its requests fail there, and their removals follow
+                fifo.poll();
+                droppedBatches++;
+                log.warn("batch {} of {} dropped: not every request it names was ready here within {} ms",
+                        head.specSeq(), head.nodeName(), timeoutNanos / 1_000_000);
+                release();
+                return nextFollowerBatch(scheduler, ownWork);
             }
             List<String> live = new ArrayList<>();
             String model = null;
@@ -315,9 +337,10 @@ final class Lockstep {
         if (scheduler.hasWork(this::followed)) {
             return true;
         }
-        for (ArrayDeque<ScheduleTPNode> fifo : fifos.values()) {
-            ScheduleTPNode head = fifo.peek();
-            if (head != null && satisfiable(scheduler, head)) {
+        for (ArrayDeque<Queued> fifo : fifos.values()) {
+            Queued head = fifo.peek();
+            if (head != null && (satisfiable(scheduler, head.schedule())
+                    || clock.getAsLong() - head.arrivedNanos() > timeoutNanos)) {
                 return true;
             }
         }
@@ -377,7 +400,37 @@ final class Lockstep {
     }
 
     private boolean queuedFor(String requestId) {
-        return fifos.values().stream().flatMap(ArrayDeque::stream).anyMatch(s -> s.requestIds().contains(requestId));
+        return fifos.values().stream().flatMap(ArrayDeque::stream)
+                .anyMatch(q -> q.schedule().requestIds().contains(requestId));
+    }
+
+    /**
+     * A conductor's removal of a followed request: the leader's relay normally comes and applies it; if none came
+     * within the timeout (the leader is gone, or never had the request), it is applied here by {@link #expire}.
+     */
+    void onConductorRemoval(WorkerRequest request) {
+        owner.check();
+        removalDeadlines.putIfAbsent(request.requestId, clock.getAsLong() + timeoutNanos);
+    }
+
+    /** Applies conductor removals whose relay did not come in time (the engine calls it every turn). */
+    void expire() {
+        owner.check();
+        if (removalDeadlines.isEmpty()) {
+            return;
+        }
+        long now = clock.getAsLong();
+        for (Map.Entry<String, Long> e : List.copyOf(removalDeadlines.entrySet())) {
+            WorkerRequest request = requests.get(e.getKey());
+            if (request == null) {
+                removalDeadlines.remove(e.getKey());
+            } else if (now - e.getValue() > 0) {
+                removalDeadlines.remove(e.getKey());
+                log.warn("request {}: the leader relayed no removal within {} ms; removed on the conductor's word",
+                        e.getKey(), timeoutNanos / 1_000_000);
+                remove.accept(request);
+            }
+        }
     }
 
     // ---- both ----
@@ -392,6 +445,7 @@ final class Lockstep {
         Long last = lastNamed.remove(id);
         ranFor.remove(id);
         drainsOwed.remove(id);
+        removalDeadlines.remove(id);
         for (Map.Entry<Integer, List<String>> e : request.workerGraphToWorkers.entrySet()) {
             List<String> workers = e.getValue();
             if (workers.size() > 1 && graphs.containsKey(e.getKey()) && workers.get(0).equals(self.value())) {
@@ -416,5 +470,10 @@ final class Lockstep {
     /** Leader batches queued here and not run yet (all nodes). */
     int queuedBatches() {
         return fifos.values().stream().mapToInt(ArrayDeque::size).sum();
+    }
+
+    /** Leader batches a follower dropped because they could not start within the timeout. */
+    long droppedBatches() {
+        return droppedBatches;
     }
 }

@@ -319,7 +319,7 @@ final class MessageIntake {
         if (removal.source() == MessageSource.TP_RANK_0) {
             lockstep.onRelayedRemoval(request, removal);
         } else if (lockstep.follows(request)) {
-            log.debug("request {}: the conductor's removal waits for the leader's relay", request.requestId);
+            lockstep.onConductorRemoval(request); // waits for the leader's relay, boundedly
         } else {
             teardown.remove(request);
         }

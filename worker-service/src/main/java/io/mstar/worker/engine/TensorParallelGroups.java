@@ -1,31 +1,86 @@
 package io.mstar.worker.engine;
 
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.deployment.ModelConfig;
 import io.mstar.deployment.NodeGroupConfig;
 import io.mstar.messaging.EntityId;
+import io.mstar.messaging.Topics;
+import io.mstar.model.ToyTtsModel;
+import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
+import io.mstar.tensor.device.DeviceKind;
 
 /**
- * Node groups of {@code tp_size} > 1 on this worker (docs/tensor-parallelism.md). The engine runs their nodes in
- * lockstep ({@link Lockstep}), but no node kernel of the worker joins a collective yet: every rank would run the whole
- * node. A worker placed in such a group therefore refuses to start, naming the key, rather than pretend to shard.
+ * This worker's places in the deployment's node groups of {@code tp_size} > 1 (docs/tensor-parallelism.md): which
+ * rank it is of which instance, and the group's collective. The engine runs such nodes in lockstep ({@link Lockstep});
+ * a node kernel shards only where one exists: the toy-tts {@code lm}, on host devices, whose ranks meet in a
+ * shared-memory collective. A worker placed in any other group refuses to start, naming the key.
  */
-final class TensorParallelGroups {
+public final class TensorParallelGroups {
+
+    /**
+     * This worker as rank {@code rank} of instance {@code instance} (a block of {@code size} workers) of node group
+     * {@code group} of model {@code model}.
+     */
+    public record Member(String model, int group, int instance, int rank, int size) {
+
+        /** The collective's name: unique per deployment (topic prefix), model, group and instance. */
+        public String collectiveName(Topics topics) {
+            return topics.prefix() + "." + model + ".g" + group + ".i" + instance;
+        }
+
+        public SharedMemoryCollectiveSettings collective(Topics topics, Duration timeout) {
+            return SharedMemoryCollectiveSettings.of(collectiveName(topics), rank, size, timeout);
+        }
+    }
 
     private TensorParallelGroups() {
     }
 
-    /** Throws {@link EngineException} ({@code UNSUPPORTED_GRAPH}) when {@code self} is a rank of a group of tp_size > 1. */
-    static void refuseLockstep(DeploymentConfig config, EntityId self) {
+    /** This worker's membership in a tensor-parallel group of {@code model}, if the deployment places it in one. */
+    public static Optional<Member> of(DeploymentConfig config, EntityId self, String model) {
+        for (ModelConfig m : config.models()) {
+            if (!m.name().equals(model)) {
+                continue;
+            }
+            for (int g = 0; g < m.nodeGroups().size(); g++) {
+                NodeGroupConfig group = m.nodeGroups().get(g);
+                int at = group.workers().indexOf(self.workerOrdinal());
+                if (group.tpSize() > 1 && at >= 0) {
+                    return Optional.of(new Member(model, g, at / group.tpSize(), at % group.tpSize(), group.tpSize()));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Throws {@link EngineException} ({@code UNSUPPORTED_GRAPH}) when {@code self} is a rank of a group of tp_size > 1
+     * whose nodes have no sharded kernel here: anything but the toy-tts {@code lm}, or a device other than the host
+     * (the GPU ranks' NCCL communicator is not bootstrapped over the control plane yet).
+     */
+    static void refuseUnsupported(DeploymentConfig config, EntityId self, DeviceKind device) {
         for (int m = 0; m < config.models().size(); m++) {
             ModelConfig model = config.models().get(m);
             for (int g = 0; g < model.nodeGroups().size(); g++) {
                 NodeGroupConfig group = model.nodeGroups().get(g);
-                if (group.tpSize() > 1 && group.workers().contains(self.workerOrdinal())) {
-                    throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, "models[" + m + "].node_groups["
-                            + g + "].tp_size: " + group.tpSize() + " places " + self.value() + " in a tensor-parallel "
-                            + "group of model " + model.name() + ", and this worker's kernels do not shard nodes yet "
-                            + "(docs/tensor-parallelism.md); use tp_size 1");
+                if (group.tpSize() < 2 || !group.workers().contains(self.workerOrdinal())) {
+                    continue;
+                }
+                String key = "models[" + m + "].node_groups[" + g + "]";
+                if (!model.name().equals(ToyTtsModel.NAME) || !group.nodeNames().equals(List.of(ToyTtsModel.LM))) {
+                    throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, key + ".node_names: "
+                            + group.nodeNames() + " of model " + model.name() + " on a tensor-parallel group of tp_size "
+                            + group.tpSize() + "; only the toy-tts lm has a sharded kernel (docs/tensor-parallelism.md)");
+                }
+                if (device != DeviceKind.HOST) {
+                    throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, key + ".tp_size: "
+                            + group.tpSize() + " places " + self.value() + " on a tensor-parallel group, and its device is "
+                            + device + ": GPU ranks (NCCL) are not bootstrapped yet; use mstar.worker.device=host or "
+                            + "tp_size 1 (docs/tensor-parallelism.md)");
                 }
             }
         }

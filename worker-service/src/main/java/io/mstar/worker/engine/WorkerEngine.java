@@ -55,6 +55,7 @@ public final class WorkerEngine {
     private final StepPipeline pipeline;
     private final RequestTeardown teardown;
     private final MessageIntake intake;
+    private final Lockstep lockstep;
     /** What the parts built before the teardown call back into. */
     private final Callbacks callbacks = new Callbacks();
     private volatile EngineSnapshot snapshot = EngineSnapshot.EMPTY;
@@ -81,8 +82,8 @@ public final class WorkerEngine {
         this.passes = new Passes(owner, self, graphs, ledger, router, loops, scheduler, reports, this::resume);
         this.streams = new StreamPasses(owner, ledger, reads, passes, callbacks);
         boolean speculation = settings.pipeline() && settings.speculation().enabled(data.device().kind());
-        Lockstep lockstep = new Lockstep(owner, self, graphs, requests, outbox, speculation, tombstones::contains,
-                this::removeRelayed, reads::drained);
+        this.lockstep = new Lockstep(owner, self, graphs, requests, outbox, speculation, settings.lockstepTimeout(),
+                System::nanoTime, tombstones::contains, this::removeRelayed, reads::drained);
         this.pipeline = new StepPipeline(owner, settings, kernels, scheduler, kv, data, ledger, meters, speculation,
                 lockstep, callbacks);
         this.teardown = new RequestTeardown(owner, self, requests, scheduler, ledger, data, kv, tombstones, parked, reads,
@@ -113,6 +114,7 @@ public final class WorkerEngine {
         } catch (RuntimeException e) {
             log.warn("cutting stream chunks failed: {}", e.toString(), e);
         }
+        lockstep.expire();
         pipeline.turn();
         reads.flushAcks();
         // Every 50 ms at most, busy or idle (an idle loop still turns every tick): a snapshot walks every live tensor,

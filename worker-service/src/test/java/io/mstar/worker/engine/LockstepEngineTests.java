@@ -54,6 +54,8 @@ class LockstepEngineTests {
     static final String MODEL = KvCacheEngineTests.MODEL;
     static final Duration TIMEOUT = Duration.ofSeconds(30);
     static final Duration COLLECTIVE_TIMEOUT = Duration.ofSeconds(10);
+    /** The engines' lockstep timeout: short, for the tests of a leader that is gone. */
+    static final Duration LOCKSTEP_TIMEOUT = Duration.ofSeconds(3);
 
     @TempDir
     Path dir;
@@ -89,9 +91,11 @@ class LockstepEngineTests {
         kernels.forEach(k -> k.checked = checksLockstep());
         Map<String, io.mstar.deployment.KvCacheConfig> kv = TestWorker.kvCachesOf(deployment);
         leader = new TestWorker(0, dir, broker, d -> catalog(kernels.get(0)), graphs,
-                () -> new HostDevice(HostDevice.NAME, 64 << 20), kv, EngineProperties.defaults());
+                () -> new HostDevice(HostDevice.NAME, 64 << 20), kv,
+                EngineProperties.defaults().withLockstepTimeout(LOCKSTEP_TIMEOUT));
         follower = new TestWorker(1, dir, broker, d -> catalog(kernels.get(1)), graphs,
-                () -> new HostDevice(HostDevice.NAME, 64 << 20), kv, EngineProperties.defaults());
+                () -> new HostDevice(HostDevice.NAME, 64 << 20), kv,
+                EngineProperties.defaults().withLockstepTimeout(LOCKSTEP_TIMEOUT));
     }
 
     /** Whether the kernels check each batch through the collective (every test below but one). */
@@ -254,6 +258,47 @@ class LockstepEngineTests {
             awaitNoRequestsOnEitherWorker();
             assertThat(kernels.get(1).batches()).as("the follower's batches").isEqualTo(kernels.get(0).batches());
             assertThat(conductor.runs.get(r.id()).firsts("out", 0)).isEqualTo(r.expected());
+        }
+    }
+
+    /**
+     * Bounded waits on a follower whose leader went quiet (docs/tensor-parallelism.md#a-lost-rank): a conductor removal
+     * the leader never relays is applied after the lockstep timeout, and a batch naming a request that never comes is
+     * dropped after it, so the FIFO serves the next batch.
+     */
+    @org.junit.jupiter.api.Nested
+    class WhenTheLeaderGoesQuiet {
+
+        @Test
+        void aConductorRemovalThatIsNeverRelayedIsAppliedAfterTheTimeout() throws Exception {
+            String followerId = EntityId.worker(1).value();
+            KvCacheEngineTests.Req r = new KvCacheEngineTests.Req("a", new int[] {1, 2}, 40, 5L, null);
+            conductor.start(r.id(), List.of(pass(r)));
+            conductor.pumpUntil(() -> kernels.get(1).batches().size() >= 2, TIMEOUT);
+            // from now on nothing of the leader's reaches the follower: no batch, no relay
+            broker.hold(s -> s.to().equals(followerId) && s.from().equals(EntityId.worker(0).value()));
+            conductor.abort(r.id());
+            long start = System.nanoTime();
+            conductor.pumpUntil(() -> follower.requests() == 0 && leader.requests() == 0, TIMEOUT);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            assertThat(seconds).as("removed on the conductor's word after the timeout")
+                    .isGreaterThanOrEqualTo(LOCKSTEP_TIMEOUT.toMillis() / 1000.0 - 0.5);
+            broker.release(); // late batches and the relay find the request gone
+            follower.loop.ask(s -> s.engine().snapshotNow()).block(TIMEOUT);
+            assertThat(follower.requests()).isZero();
+        }
+
+        @Test
+        void aBatchNamingARequestThatNeverComesIsDroppedAndTheNextOneRuns() throws Exception {
+            broker.fromConductor(EntityId.worker(1), WorkerMessage.of(
+                    new ScheduleTPNode(KvCacheEngineTests.LM, KvCacheEngineTests.WALK, List.of("ghost"), 1_000)));
+            KvCacheEngineTests.Req r = new KvCacheEngineTests.Req("real", new int[] {3}, 6, 9L, null);
+            conductor.start(r.id(), List.of(pass(r)));
+            conductor.pumpUntilRemoved(TIMEOUT);
+            awaitNoRequestsOnEitherWorker();
+            assertThat(conductor.runs.get(r.id()).failure).isNull();
+            assertThat(conductor.runs.get(r.id()).firsts("out", 0)).isEqualTo(r.expected());
+            assertThat(kernels.get(1).batches()).isEqualTo(kernels.get(0).batches());
         }
     }
 

@@ -95,6 +95,11 @@ final class TestWorker implements AutoCloseable {
                 .block(Duration.ofSeconds(5));
     }
 
+    /** Requests the engine holds now, taken on the loop. */
+    int requests() {
+        return loop.ask(st -> st.engine().snapshotNow().requests()).block(Duration.ofSeconds(5));
+    }
+
     long deviceBytes() {
         return data.device().stats().bytesInUse();
     }

@@ -57,7 +57,7 @@ class ToyTtsEngineTests {
     }
 
     /** Starts every request at once (so the engines batch them), pumps to the end, answers outputs in order. */
-    private static List<Out> runAll(TtsHarness h, String tag, List<Req> reqs) throws Exception {
+    static List<Out> runAll(TtsHarness h, String tag, List<Req> reqs) throws Exception {
         for (int i = 0; i < reqs.size(); i++) {
             Req r = reqs.get(i);
             h.start(tag + "-" + i, r.bytes(), r.maxTokens(), r.sampling(), r.seed());

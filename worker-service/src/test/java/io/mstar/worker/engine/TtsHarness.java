@@ -64,9 +64,12 @@ final class TtsHarness implements AutoCloseable {
         final SamplingConfig sampling;
         final long seed;
         int lmPass;
-        final Set<String> reported = new HashSet<>();
-        TensorPointerInfo state;
-        int stateHandouts;
+        /** lm reports of the current pass per worker graph: every rank of a tensor-parallel group reports. */
+        final Map<Integer, Integer> lmReports = new HashMap<>();
+        /** The persisted states of the pass so far (one per rank), and of the pass before with their hand-outs. */
+        final List<TensorPointerInfo> newStates = new ArrayList<>();
+        final List<TensorPointerInfo> newStopped = new ArrayList<>();
+        final Map<TensorPointerInfo, Integer> states = new LinkedHashMap<>();
         int produced;
         boolean stopped;
         boolean lmDone;
@@ -128,6 +131,12 @@ final class TtsHarness implements AutoCloseable {
     /** ... with both workers' engine settings (pipeline, speculation). */
     TtsHarness(Path dir, String yaml, Function<Device, ModelKernels> kernels, Supplier<Device> devices,
             EngineProperties engine) {
+        this(dir, yaml, (worker, d) -> kernels.apply(d), devices, engine);
+    }
+
+    /** ... with each worker's own kernels ({@code kernels} takes the worker's ordinal), e.g. its tensor-parallel rank. */
+    TtsHarness(Path dir, String yaml, java.util.function.BiFunction<Integer, Device, ModelKernels> kernels,
+            Supplier<Device> devices, EngineProperties engine) {
         deployment = DeploymentConfig.parse(yaml, "test");
         graphs = WorkerGraphSplit.split(deployment, Map.of(MODEL, ToyTtsModel.graph()));
         ModelConfig model = deployment.models().get(0);
@@ -138,9 +147,10 @@ final class TtsHarness implements AutoCloseable {
         Map<String, KvCacheConfig> kv = TestWorker.kvCachesOf(deployment);
         data = new TestConductor(dir);
         loop = new TestConductorLoop<>(broker, data, runs, this::onResult, this::onDone);
-        Function<Device, KernelCatalog> catalog = d -> new KernelCatalog(List.of(kernels.apply(d)));
-        w0 = new TestWorker(0, dir, broker, catalog, graphs, devices, kv, engine);
-        w1 = new TestWorker(1, dir, broker, catalog, graphs, devices, kv, engine);
+        w0 = new TestWorker(0, dir, broker, d -> new KernelCatalog(List.of(kernels.apply(0, d))), graphs, devices, kv,
+                engine);
+        w1 = new TestWorker(1, dir, broker, d -> new KernelCatalog(List.of(kernels.apply(1, d))), graphs, devices, kv,
+                engine);
     }
 
     TtsHarness(Path dir, String yaml, Function<Device, ModelKernels> kernels) {
@@ -233,26 +243,32 @@ final class TtsHarness implements AutoCloseable {
                 run.codecDone = true;
             }
         } else {
-            graphs.stream().filter(g -> done.workerGraphIds().contains(g.id()))
-                    .forEach(g -> run.reported.addAll(placement.get(g.id())));
+            // as the conductor does: the pass ends once every rank reported; token counts are rank 0's, persisted
+            // signals every rank's
+            done.workerGraphIds().forEach(id -> run.lmReports.merge(id, 1, Integer::sum));
+            run.newStates.addAll(done.persistSignals().getOrDefault(ToyTtsModel.STATE, List.of()));
+            run.newStopped.addAll(done.persistSignals().getOrDefault(ToyTtsModel.STOPPED, List.of()));
+            if (done.isFirstTpRank()) {
+                run.produced += done.newTokenCounts().getOrDefault(ToyTtsModel.TEXT, 0);
+            }
             String walk = run.lmPass == 0 ? ToyTtsModel.PREFILL : ToyTtsModel.DECODE;
-            if (!run.reported.containsAll(workersOf(walk))) {
+            if (graphsOf(walk).stream().anyMatch(g -> run.lmReports.getOrDefault(g.id(), 0) < placement.get(g.id()).size())) {
                 return;
             }
-            run.reported.clear();
-            TensorPointerInfo old = run.state;
-            int oldHandouts = run.stateHandouts;
-            run.state = done.persistSignals().get(ToyTtsModel.STATE).get(0);
-            run.stateHandouts = 0;
+            run.lmReports.clear();
+            Map<TensorPointerInfo, Integer> old = new LinkedHashMap<>(run.states);
+            run.states.clear();
+            run.newStates.forEach(t -> run.states.put(t, 0));
+            run.newStates.clear();
+            List<TensorPointerInfo> stopped = List.copyOf(run.newStopped);
+            run.newStopped.clear();
             if (walk.equals(ToyTtsModel.DECODE)) {
-                loop.unpersist(old, oldHandouts, run.id);
-                run.produced += done.newTokenCounts().getOrDefault(ToyTtsModel.TEXT, 0);
-                List<TensorPointerInfo> stopped = done.persistSignals().getOrDefault(ToyTtsModel.STOPPED, List.of());
+                old.forEach((t, handouts) -> loop.unpersist(t, handouts, run.id));
                 if (!stopped.isEmpty() || run.produced >= run.maxTokens) {
                     run.stopped = !stopped.isEmpty();
                     stopped.forEach(t -> loop.unpersist(t, 0, run.id));
-                    loop.unpersist(run.state, 0, run.id);
-                    run.state = null;
+                    run.states.keySet().forEach(t -> loop.unpersist(t, 0, run.id));
+                    run.states.clear();
                     run.lmDone = true;
                     CurrentForwardPassInfo info = info(run, ToyTtsModel.CODEC_WALK, ToyTtsModel.CODEC_PARTITION, 0,
                             Map.of());
@@ -278,9 +294,12 @@ final class TtsHarness implements AutoCloseable {
         CurrentForwardPassInfo info = info(run, ToyTtsModel.DECODE, ToyTtsModel.LM_PARTITION, run.lmPass,
                 Map.of(ToyTtsModel.DECODE_LOOP, iterations));
         for (String w : workersOf(ToyTtsModel.DECODE)) {
-            run.stateHandouts++;
+            // each rank of a group gets back the state it persisted itself
+            TensorPointerInfo state = run.states.keySet().stream().filter(t -> t.sourceEntity().equals(w)).findFirst()
+                    .orElse(run.states.keySet().iterator().next());
+            run.states.merge(state, 1, Integer::sum);
             broker.fromConductor(EntityId.parse(w), WorkerMessage.of(new InputSignals(run.id,
-                    List.of(new GraphEdge(ToyTtsModel.LM, ToyTtsModel.STATE, List.of(run.state))), info,
+                    List.of(new GraphEdge(ToyTtsModel.LM, ToyTtsModel.STATE, List.of(state))), info,
                     ToyTtsModel.LM_PARTITION, null)));
         }
     }

@@ -32,7 +32,7 @@ public final class TensorParallelLmBackend implements LmBackend, AutoCloseable {
     private final Device device;
     private final LmForward forward;
     private final long bytesPerToken;
-    /** The all-gather's buffer on the rank's device and its host staging, grown to the largest batch so far. */
+    /** The all-gather's buffer on the rank's device and its host staging, grown within a step to its largest call. */
     private DeviceBuffer gathered;
     private ByteBuffer staging;
     private boolean closed;
@@ -79,7 +79,11 @@ public final class TensorParallelLmBackend implements LmBackend, AutoCloseable {
             throw new IllegalArgumentException("rank " + rank() + " runs on " + this.device.name() + ", not on "
                     + device.name());
         }
-        return forward.run(device, pool, layout, jobs, this::allGather);
+        try {
+            return forward.run(device, pool, layout, jobs, this::allGather);
+        } finally {
+            free(); // nothing of a step outlives it: a worker's device bytes are its KV pool's between steps
+        }
     }
 
     /** {@link LmForward.BlockGather#gather}: every rank's range of {@code blocks} to every rank, through the device. */

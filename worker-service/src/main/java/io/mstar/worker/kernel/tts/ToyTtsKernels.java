@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.model.ToyTtsModel;
+import io.mstar.tensor.collective.Collective;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.cuda.CudaDevice;
 import io.mstar.worker.kernel.ModelKernels;
@@ -56,6 +57,21 @@ public final class ToyTtsKernels {
                     "toy-tts CUDA kernels unavailable"), cuda.name());
         }
         return host(resident, registry);
+    }
+
+    /**
+     * One rank of a tensor-parallel group on a host device (docs/toy-tts.md#tensor-parallelism): {@code lm} keeps this
+     * rank's shard and meets its peers in {@code group}; the codec as everywhere. The collective is closed with the
+     * kernel.
+     */
+    public static ModelKernels tensorParallel(Device device, Collective group) {
+        log.info("kernels: toy-tts lm as rank {} of {} on {} when first used", group.rank(), group.size(), device.name());
+        return new ModelKernels(ToyTtsModel.NAME, Map.of(
+                ToyTtsModel.LM, new ToyTtsLmKernel(() -> new TensorParallelLmBackend(ToyTtsWeights.generate(), group,
+                        device), group),
+                ToyTtsModel.CODEC, new ToyTtsCodecKernel()),
+                Map.of(ToyTtsModel.NEW_TOKEN, new SlidingWindowChunkPolicy(ToyTtsModel.CODEC_WINDOW,
+                        ToyTtsModel.CODEC_STRIDE)));
     }
 
     /** Everything in plain Java: runs on any device through its copies. */

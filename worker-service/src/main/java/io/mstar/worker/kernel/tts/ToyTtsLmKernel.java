@@ -16,6 +16,7 @@ import org.slf4j.LoggerFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.collective.Collective;
 import io.mstar.tensor.device.Device;
 import io.mstar.worker.kernel.Int32Tensors;
 import io.mstar.worker.kernel.Int32Writes;
@@ -32,6 +33,7 @@ import io.mstar.worker.kv.TokenSampler;
 import io.mstar.worker.resident.ResidentMode;
 import io.mstar.worker.resident.ResidentSettings;
 import io.mstar.worker.resident.ResidentStats;
+import io.mstar.worker.tp.TensorParallelSampling;
 
 /**
  * The toy-tts {@code lm} node in both of its walks ({@link ToyTtsModel}): in {@code prefill} it feeds
@@ -56,6 +58,8 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
     private final Supplier<LmBackend> backendFactory;
     private final ResidentSettings residentSettings;
     private final MeterRegistry registry;
+    /** The tensor-parallel group this rank samples with (rank 0 draws, the others take its tokens); null alone. */
+    private final Collective group;
     private LmBackend backend;
     private ToyTtsResidentDecode resident;
     private ResidentStats residentStats;
@@ -75,6 +79,19 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         this.backendFactory = backendFactory;
         this.residentSettings = resident;
         this.registry = registry;
+        this.group = null;
+    }
+
+    /**
+     * One rank of a tensor-parallel group (docs/toy-tts.md#tensor-parallelism): the backend is this rank's
+     * {@link TensorParallelLmBackend} over {@code group}, decode tokens are rank 0's draws
+     * ({@link TensorParallelSampling}), steps run eagerly.
+     */
+    public ToyTtsLmKernel(Supplier<LmBackend> backendFactory, Collective group) {
+        this.backendFactory = backendFactory;
+        this.residentSettings = ResidentSettings.of(ResidentMode.OFF);
+        this.registry = null;
+        this.group = group;
     }
 
     /**
@@ -92,11 +109,14 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
             backend = null;
             closeable.close();
         }
+        if (group != null) {
+            group.close(); // this rank's; the kernel is its only user
+        }
     }
 
     @Override
     public long bytesPerToken() {
-        return ToyTtsWeights.BYTES_PER_TOKEN;
+        return group == null ? ToyTtsWeights.BYTES_PER_TOKEN : ToyTtsWeights.bytesPerToken(group.size());
     }
 
     /** Every call's tokens go through {@link KvStep#feed}: a dropped request's KV is recomputed from them. */
@@ -176,6 +196,7 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
         }
         float[][] logits = jobs.isEmpty() ? new float[0][]
                 : backend.run(device, steps.get(0).pool(), steps.get(0).layout(), jobs);
+        int[] tokens = group == null ? null : groupTokens(device, batch, steps, admitted, states, logits);
         Int32Writes made = new Int32Writes(device);
         try {
             for (int j = 0; j < admitted.size(); j++) {
@@ -187,6 +208,14 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
                     continue;
                 }
                 try {
+                    if (tokens != null) {
+                        if (tokens[j] == TensorParallelSampling.FAILED) {
+                            throw new KvCacheException(KvCacheException.Reason.INVALID_LOGITS, call.requestId(),
+                                    "rank 0 could not draw a token (unusable logits or sampling settings)");
+                        }
+                        results[i] = decoded(call, steps.get(i), state, tokens[j], made);
+                        continue;
+                    }
                     results[i] = decode(call, steps.get(i), state, logits[j], made);
                 } catch (KvCacheException | KernelException e) {
                     results[i] = NodeResult.failed(e);
@@ -198,6 +227,22 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
             throw e;
         }
         return List.of(results);
+    }
+
+    /**
+     * Rank 0's draws for the batch, the same on every rank: a row per admitted call (a prefill's row is never read),
+     * so every rank broadcasts the same number of ids.
+     */
+    private int[] groupTokens(Device device, List<NodeCall> batch, List<KvStep> steps, List<Integer> admitted,
+            List<int[]> states, float[][] logits) {
+        float[][] rows = new float[admitted.size()][];
+        for (int j = 0; j < rows.length; j++) {
+            rows[j] = logits.length > j && logits[j] != null ? logits[j] : new float[0];
+        }
+        return new TensorParallelSampling(group, device).sample(rows, (j, row) -> {
+            int i = admitted.get(j);
+            return isPrefill(batch.get(i)) ? 0 : draw(steps.get(i), states.get(j)[1], row);
+        });
     }
 
     private boolean residentOn(Device device) {

@@ -1,0 +1,110 @@
+package io.mstar.worker.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.testing.Seeds;
+import io.mstar.wire.ScheduleTPNode;
+import io.mstar.worker.kernel.tts.ToyTtsKernels;
+import io.mstar.worker.tp.RejoiningCollective;
+
+/**
+ * The toy-tts {@code lm} sharded over a tensor-parallel group of two in-process workers (docs/tensor-parallelism.md):
+ * worker 0 leads (and runs the codec), worker 1 follows; their ranks meet in a real shared-memory collective. Text
+ * and audio are byte for byte those of the lm on one worker, for the same requests and seeds, batched together, with
+ * the steps on the loop, pipelined and speculated; an abort leaves both workers at baseline.
+ */
+class ToyTtsTensorParallelEngineTests {
+
+    static final String TP2 = """
+            models:
+              - name: toy-tts
+                kv_cache: {page_size: 16, max_num_pages: 256}
+                node_groups:
+                  - node_names: [codec]
+                    workers: [0]
+                  - node_names: [lm]
+                    workers: [0, 1]
+                    tp_size: 2
+            """;
+
+    @TempDir
+    Path dir;
+
+    private TtsHarness tp2(String name, EngineProperties engine) {
+        Path file = dir.resolve(name + ".collective");
+        return new TtsHarness(dir.resolve(name), TP2, (worker, device) -> ToyTtsKernels.tensorParallel(device,
+                new RejoiningCollective(new SharedMemoryCollectiveSettings(file, worker, 2,
+                        SharedMemoryCollectiveSettings.DEFAULT_CAPACITY_BYTES, Duration.ofSeconds(20)))),
+                () -> new HostDevice(HostDevice.NAME, 64 << 20), engine);
+    }
+
+    private static List<ToyTtsEngineTests.Req> requests(long seed) {
+        Random random = new Random(seed);
+        List<ToyTtsEngineTests.Req> reqs = new ArrayList<>();
+        for (String p : new String[] {"Hello there", "a", "", "The quick brown fox", "ünïcödé ✓"}) {
+            reqs.add(new ToyTtsEngineTests.Req(p, 8 + random.nextInt(50), ToyTtsEngineTests.SAMPLED, random.nextLong()));
+        }
+        reqs.add(new ToyTtsEngineTests.Req("greedy one", 60, ToyTtsEngineTests.GREEDY, 1L));
+        reqs.add(new ToyTtsEngineTests.Req("no eos", 40, ToyTtsEngineTests.NO_EOS, 3L));
+        return reqs;
+    }
+
+    @Test
+    void textAndAudioOfATensorParallelLmAreThoseOfOneWorkerInEveryStepMode() throws Exception {
+        long seed = Seeds.of("ToyTtsTensorParallelEngineTests");
+        List<ToyTtsEngineTests.Req> reqs = requests(seed);
+        List<ToyTtsEngineTests.Out> reference;
+        try (TtsHarness h = new TtsHarness(dir.resolve("one"), TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
+            reference = ToyTtsEngineTests.runAll(h, "one", reqs);
+        }
+        List<EngineProperties> modes = List.of(
+                EngineProperties.defaults().withSteps(false, EngineProperties.Speculation.OFF),
+                EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.OFF),
+                EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.ON));
+        for (int m = 0; m < modes.size(); m++) {
+            List<ToyTtsEngineTests.Out> got;
+            int schedules;
+            try (TtsHarness h = tp2("tp2-" + m, modes.get(m))) {
+                got = ToyTtsEngineTests.runAll(h, "tp2", reqs);
+                schedules = h.broker.sentTo(h.w1.id.value(), ScheduleTPNode.class).size();
+                assertThat(h.w1.kvState().poolBytes()).as("the follower holds its own half of the KV").isPositive();
+            } // close(): both workers at baseline
+            assertThat(schedules).as("batches the leader broadcast (mode %d)", m).isPositive();
+            for (int i = 0; i < reqs.size(); i++) {
+                String what = "mode " + m + ", request " + i + " (seed " + seed + ")";
+                assertThat(new String(got.get(i).text(), StandardCharsets.ISO_8859_1)).as(what)
+                        .isEqualTo(new String(reference.get(i).text(), StandardCharsets.ISO_8859_1));
+                assertThat(got.get(i).audio()).as(what).isEqualTo(reference.get(i).audio());
+                assertThat(got.get(i).stopped()).as(what).isEqualTo(reference.get(i).stopped());
+            }
+        }
+    }
+
+    @Test
+    void abortingMidGenerationLeavesBothRanksAtBaseline() throws Exception {
+        try (TtsHarness h = tp2("abort", EngineProperties.defaults())) {
+            h.start("long", "abort me".getBytes(StandardCharsets.UTF_8), 3000, ToyTtsEngineTests.NO_EOS, 9L);
+            h.start("short", "keep me".getBytes(StandardCharsets.UTF_8), 20, ToyTtsEngineTests.NO_EOS, 10L);
+            TtsHarness.Run run = h.runs.get("long");
+            h.pumpUntil(() -> run.text.size() >= 40 && run.audio.size() >= 3);
+            h.teardown(run);
+            h.pumpUntilRemoved();
+            h.pumpUntil(() -> h.w1.requests() == 0 && h.w0.requests() == 0);
+            assertThat(run.lmDone).as("aborted while generating").isFalse();
+            assertThat(h.runs.get("short").textBytes()).hasSize(20);
+        } // close(): both workers at baseline
+    }
+}

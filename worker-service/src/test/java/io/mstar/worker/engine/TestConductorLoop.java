@@ -64,9 +64,9 @@ final class TestConductorLoop<R extends TestConductorLoop.Request> {
         V read(ResultTensors result) throws Exception;
     }
 
-    // every harness places its model on workers 0 and 1; both get every DrainRequest and RemoveRequest
-    private static final List<EntityId> WORKERS = List.of(EntityId.worker(0), EntityId.worker(1));
-    private static final Set<String> WORKER_IDS = Set.of(WORKERS.get(0).value(), WORKERS.get(1).value());
+    /** The workers of the harness (0 and 1 unless it says): each gets every DrainRequest and RemoveRequest. */
+    private final List<EntityId> workers;
+    private final Set<String> workerIds;
 
     private final InProcessBroker broker;
     private final TestConductor data;
@@ -77,6 +77,13 @@ final class TestConductorLoop<R extends TestConductorLoop.Request> {
     /** {@code runs} is the harness's own map; {@code onReport} sees only the reports before the request's drain. */
     TestConductorLoop(InProcessBroker broker, TestConductor data, Map<String, R> runs, Outputs<R> onResult,
             BiConsumer<R, WorkerGraphsDone> onReport) {
+        this(broker, data, runs, onResult, onReport, List.of(EntityId.worker(0), EntityId.worker(1)));
+    }
+
+    TestConductorLoop(InProcessBroker broker, TestConductor data, Map<String, R> runs, Outputs<R> onResult,
+            BiConsumer<R, WorkerGraphsDone> onReport, List<EntityId> workers) {
+        this.workers = List.copyOf(workers);
+        this.workerIds = workers.stream().map(EntityId::value).collect(java.util.stream.Collectors.toSet());
         this.broker = broker;
         this.data = data;
         this.runs = runs;
@@ -112,7 +119,7 @@ final class TestConductorLoop<R extends TestConductorLoop.Request> {
             return;
         }
         run.draining = true;
-        WORKERS.forEach(w -> broker.fromConductor(w, WorkerMessage.of(new DrainRequest(run.id))));
+        workers.forEach(w -> broker.fromConductor(w, WorkerMessage.of(new DrainRequest(run.id))));
     }
 
     /**
@@ -167,8 +174,8 @@ final class TestConductorLoop<R extends TestConductorLoop.Request> {
         } else if (body instanceof ReadsDone readsDone) {
             R run = runs.get(readsDone.requestId());
             run.readsDone.add(readsDone.entityId());
-            if (run.draining && !run.removed && run.readsDone.containsAll(WORKER_IDS)) {
-                WORKERS.forEach(w -> broker.fromConductor(w, WorkerMessage.of(new RemoveRequest(run.id))));
+            if (run.draining && !run.removed && run.readsDone.containsAll(workerIds)) {
+                workers.forEach(w -> broker.fromConductor(w, WorkerMessage.of(new RemoveRequest(run.id))));
                 data.removeRequest(run.id);
                 run.removed = true;
             }

@@ -77,6 +77,8 @@ final class ToyConductor {
     private final TestConductor data;
     private final List<WorkerGraph> graphs;
     private final Map<Integer, List<String>> placement = new LinkedHashMap<>();
+    /** Workers 0 and 1, and any other the placement names. */
+    private final List<EntityId> workers;
     /**
      * Every pass's max_tokens. The test models stop on their own step metadata and ignore it; a KV node's admission
      * reads it as the bound on a request's growth, so it is kept small enough for the tests' pools.
@@ -96,10 +98,13 @@ final class ToyConductor {
         this.broker = broker;
         this.data = data;
         this.graphs = graphs;
-        this.loop = new TestConductorLoop<>(broker, data, runs, this::onResult, this::onDone);
+        java.util.TreeSet<Integer> ordinals = new java.util.TreeSet<>(List.of(0, 1));
         for (WorkerGraph g : graphs) {
             this.placement.put(g.id(), placement.apply(g));
+            placement.apply(g).forEach(w -> ordinals.add(EntityId.parse(w).workerOrdinal()));
         }
+        this.workers = ordinals.stream().map(EntityId::worker).toList();
+        this.loop = new TestConductorLoop<>(broker, data, runs, this::onResult, this::onDone, workers);
     }
 
     void start(String id, List<Pass> passes) {
@@ -107,7 +112,7 @@ final class ToyConductor {
         runs.put(id, run);
         List<Integer> ids = graphs.stream().map(WorkerGraph::id).toList();
         Pass first = passes.get(0);
-        for (EntityId worker : List.of(W0, W1)) {
+        for (EntityId worker : workers) {
             broker.fromConductor(worker, WorkerMessage.of(new NewRequest(id, ids, placement,
                     edges(run, first, worker), info(run, first))));
         }
@@ -161,7 +166,7 @@ final class ToyConductor {
                 loop.drain(run);
             } else {
                 Pass next = run.passes.get(run.fwd);
-                for (EntityId worker : List.of(W0, W1)) {
+                for (EntityId worker : workers) {
                     List<GraphEdge> edges = edges(run, next, worker);
                     if (!edges.isEmpty()) {
                         broker.fromConductor(worker, WorkerMessage.of(new InputSignals(run.id, edges, info(run, next))));

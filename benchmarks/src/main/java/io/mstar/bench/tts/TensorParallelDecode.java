@@ -1,0 +1,273 @@
+package io.mstar.bench.tts;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import io.mstar.bench.DriverLogging;
+import io.mstar.deployment.KvCacheConfig;
+import io.mstar.model.ToyTtsModel;
+import io.mstar.request.SamplingConfig;
+import io.mstar.tensor.collective.Collective;
+import io.mstar.tensor.collective.SharedMemoryCollective;
+import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
+import io.mstar.tensor.device.DeviceBuffer;
+import io.mstar.tensor.device.HostDevice;
+import io.mstar.worker.kernel.tts.HostLmBackend;
+import io.mstar.worker.kernel.tts.LmBackend;
+import io.mstar.worker.kernel.tts.LmJob;
+import io.mstar.worker.kernel.tts.TensorParallelLmBackend;
+import io.mstar.worker.kernel.tts.ToyTtsWeights;
+import io.mstar.worker.kv.KvCache;
+import io.mstar.worker.kv.TokenSampler;
+import io.mstar.worker.tp.TensorParallelSampling;
+
+/**
+ * toy-tts decode on host devices, the lm on one rank (TP1: {@link HostLmBackend}) against a tensor-parallel group of
+ * two ranks (TP2: a {@link TensorParallelLmBackend} per rank, each on its own thread, device and KV cache, meeting in
+ * a {@link SharedMemoryCollective}; rank 0 samples and broadcasts, {@link TensorParallelSampling}), the same requests
+ * and tokens (checked), in turns round by round in one process. Reports decode tokens/s per batch size, TP2 / TP1,
+ * and rank 0's time per step inside the collective (all-gathers and the broadcast, waits for the peer included).
+ * The engine and the transport are not in it: this is the kernels' side of a worker's step.
+ *
+ * <p>Options: {@code --batches 1,8,32}, {@code --tokens 64}, {@code --prompt-bytes 32}, {@code --rounds 3} (timed
+ * rounds per batch and way, taken in turns; the best is kept), {@code --verbose}.
+ */
+public final class TensorParallelDecode {
+
+    private TensorParallelDecode() {
+    }
+
+    /** One way's best round at one batch size: decode tokens/s, ms per step, collective ms per step. */
+    record Result(double tokensPerSecond, double stepMs, double collectiveMs) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        args = DriverLogging.configure(args);
+        int[] batches = {1, 8, 32};
+        int tokensOption = 64;
+        int promptOption = 32;
+        int rounds = 3;
+        for (int i = 0; i < args.length; i += 2) {
+            String value = args[i + 1];
+            switch (args[i]) {
+                case "--batches" -> batches = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--tokens" -> tokensOption = Integer.parseInt(value);
+                case "--prompt-bytes" -> promptOption = Integer.parseInt(value);
+                case "--rounds" -> rounds = Integer.parseInt(value);
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        int tokens = tokensOption;
+        int promptBytes = promptOption;
+        int maxBatch = Arrays.stream(batches).max().orElse(1);
+        int pageSize = 16;
+        KvCacheConfig config = new KvCacheConfig(pageSize, maxBatch * ((promptBytes + tokens + pageSize) / pageSize + 1));
+        ToyTtsWeights weights = ToyTtsWeights.generate();
+        Path dir = Files.createTempDirectory("mstar-tp-bench");
+        System.out.printf(Locale.ROOT, "toy-tts decode on host, TP1 vs TP2: %d tokens per request, prompt %d bytes, "
+                + "%d rounds per way and batch, %d cores%n", tokens, promptBytes, rounds,
+                Runtime.getRuntime().availableProcessors());
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        List<Rank> tp2 = new ArrayList<>();
+        try (HostDevice one = new HostDevice("tp1", 256L << 20);
+                KvCache oneCache = new KvCache(one, config, ToyTtsWeights.BYTES_PER_TOKEN)) {
+            HostLmBackend tp1 = new HostLmBackend(weights);
+            Path file = dir.resolve("mstar-collective.bench");
+            List<Future<Rank>> joins = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                int rank = r;
+                joins.add(threads.submit(() -> Rank.open(weights, config, file, rank)));
+            }
+            for (Future<Rank> f : joins) {
+                tp2.add(f.get());
+            }
+            System.out.println();
+            System.out.println("| batch | TP1 tokens/s | TP2 tokens/s | TP2 / TP1 | TP1 ms/step | TP2 ms/step "
+                    + "| TP2 collective ms/step |");
+            System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
+            for (int b : batches) {
+                Result best1 = null;
+                Result best2 = null;
+                for (int r = -1; r < rounds; r++) { // round -1 warms up both ways
+                    Outcome o1 = run(one, tp1, oneCache, null, b, promptBytes, tokens);
+                    List<Future<Outcome>> ranks = new ArrayList<>();
+                    for (Rank rank : tp2) {
+                        ranks.add(threads.submit(() -> run(rank.device, rank.backend, rank.cache, rank, b, promptBytes,
+                                tokens)));
+                    }
+                    Outcome o2 = ranks.get(0).get();
+                    if (!Arrays.equals(ranks.get(1).get().tokens, o2.tokens) || !Arrays.equals(o1.tokens, o2.tokens)) {
+                        throw new IllegalStateException("TP2 and TP1 sampled different tokens at batch " + b);
+                    }
+                    if (r >= 0) {
+                        best1 = best1 == null || o1.result.tokensPerSecond() > best1.tokensPerSecond() ? o1.result : best1;
+                        best2 = best2 == null || o2.result.tokensPerSecond() > best2.tokensPerSecond() ? o2.result : best2;
+                    }
+                }
+                System.out.printf(Locale.ROOT, "| %d | %.0f | %.0f | %.2f | %.3f | %.3f | %.3f |%n", b,
+                        best1.tokensPerSecond(), best2.tokensPerSecond(),
+                        best2.tokensPerSecond() / best1.tokensPerSecond(), best1.stepMs(), best2.stepMs(),
+                        best2.collectiveMs());
+            }
+        } finally {
+            for (Rank rank : tp2) {
+                threads.submit(rank::close).get();
+            }
+            threads.shutdown();
+        }
+    }
+
+    /** One rank of the TP2 group: its device, KV cache, backend and (timed) collective. */
+    static final class Rank {
+        final HostDevice device;
+        final KvCache cache;
+        final TimedCollective collective;
+        final TensorParallelLmBackend backend;
+        final TensorParallelSampling sampling;
+
+        private Rank(HostDevice device, KvCache cache, TimedCollective collective, TensorParallelLmBackend backend) {
+            this.device = device;
+            this.cache = cache;
+            this.collective = collective;
+            this.backend = backend;
+            this.sampling = new TensorParallelSampling(collective, device);
+        }
+
+        static Rank open(ToyTtsWeights weights, KvCacheConfig config, Path file, int rank) {
+            HostDevice device = new HostDevice("tp2-rank-" + rank, 256L << 20);
+            TimedCollective c = new TimedCollective(SharedMemoryCollective.join(new SharedMemoryCollectiveSettings(
+                    file, rank, 2, SharedMemoryCollectiveSettings.DEFAULT_CAPACITY_BYTES, Duration.ofSeconds(30))));
+            TensorParallelLmBackend backend = new TensorParallelLmBackend(weights, c, device);
+            return new Rank(device, new KvCache(device, config, backend.bytesPerToken()), c, backend);
+        }
+
+        Void close() {
+            backend.close();
+            cache.close();
+            collective.close();
+            device.close();
+            return null;
+        }
+    }
+
+    record Outcome(Result result, int[] tokens) {
+    }
+
+    /**
+     * B requests prefilled together then decoded {@code tokens} steps as one batch per step, each sampled with its
+     * seed (temperature 0.8, top-k 40, EOS masked); on a TP2 rank ({@code rank} not null) rank 0 draws and
+     * broadcasts. Answers the timing and the last step's tokens.
+     */
+    static Outcome run(HostDevice device, LmBackend backend, KvCache cache, Rank rank, int batch, int promptBytes,
+            int tokens) {
+        SamplingConfig sampling = new SamplingConfig(null, 0.8, 40, 1.0, true, 1.0, 0L);
+        TokenSampler sampler = new TokenSampler();
+        List<String> ids = new ArrayList<>();
+        List<LmJob> prefill = new ArrayList<>();
+        int[] last = new int[batch];
+        for (int r = 0; r < batch; r++) {
+            String id = "bench-" + r;
+            ids.add(id);
+            cache.addRequest(id);
+            int[] feed = new int[promptBytes];
+            feed[0] = ToyTtsModel.BOS;
+            for (int i = 1; i < promptBytes; i++) {
+                feed[i] = 'a' + (i * 7 + r) % 26;
+            }
+            last[r] = 'a' + r % 26;
+            prefill.add(new LmJob(feed, cache.appendTokens(id, feed.length), cache.pages(id), false));
+        }
+        backend.run(device, cache.pool(), cache.layout(), prefill);
+        long collectiveBefore = rank == null ? 0 : rank.collective.nanos;
+        long t1 = System.nanoTime();
+        for (int step = 0; step < tokens; step++) {
+            List<LmJob> jobs = new ArrayList<>(batch);
+            for (int r = 0; r < batch; r++) {
+                String id = ids.get(r);
+                jobs.add(new LmJob(new int[] {last[r]}, cache.appendTokens(id, 1), cache.pages(id), true));
+            }
+            float[][] logits = backend.run(device, cache.pool(), cache.layout(), jobs);
+            TensorParallelSampling.Draw draw = (r, row) -> {
+                float[] masked = row.clone();
+                masked[ToyTtsModel.EOS] = Float.NEGATIVE_INFINITY; // ignore_eos, as the kernel does
+                return sampler.sample(masked, sampling, 1000L + r, jobs.get(r).sequenceLength() - 1L);
+            };
+            if (rank == null) {
+                for (int r = 0; r < batch; r++) {
+                    last[r] = draw.draw(r, logits[r]);
+                }
+            } else {
+                last = rank.sampling.sample(logits, draw);
+            }
+        }
+        long t2 = System.nanoTime();
+        ids.forEach(cache::releaseRequest);
+        double seconds = (t2 - t1) / 1e9;
+        double collectiveMs = rank == null ? 0 : (rank.collective.nanos - collectiveBefore) / 1e6 / tokens;
+        return new Outcome(new Result(batch * (double) tokens / seconds, (t2 - t1) / 1e6 / tokens, collectiveMs), last);
+    }
+
+    /** A collective that sums the time its calls take on the calling (rank's) thread. */
+    static final class TimedCollective implements Collective {
+        private final Collective inner;
+        long nanos;
+
+        TimedCollective(Collective inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public int rank() {
+            return inner.rank();
+        }
+
+        @Override
+        public int size() {
+            return inner.size();
+        }
+
+        @Override
+        public void allReduceSum(DeviceBuffer buffer, long offset, int floats) {
+            long t = System.nanoTime();
+            inner.allReduceSum(buffer, offset, floats);
+            nanos += System.nanoTime() - t;
+        }
+
+        @Override
+        public void broadcast(DeviceBuffer buffer, long offset, long bytes) {
+            long t = System.nanoTime();
+            inner.broadcast(buffer, offset, bytes);
+            nanos += System.nanoTime() - t;
+        }
+
+        @Override
+        public void allGather(DeviceBuffer in, long inOffset, DeviceBuffer out, long outOffset, long bytesPerRank) {
+            long t = System.nanoTime();
+            inner.allGather(in, inOffset, out, outOffset, bytesPerRank);
+            nanos += System.nanoTime() - t;
+        }
+
+        @Override
+        public void barrier() {
+            inner.barrier();
+        }
+
+        @Override
+        public void abort() {
+            inner.abort();
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+}

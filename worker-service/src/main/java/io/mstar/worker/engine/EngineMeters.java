@@ -42,7 +42,12 @@ public final class EngineMeters implements AutoCloseable {
                 "A partition pass's WorkerGraphsDone sent to the next walk's InputSignals received, per next walk"),
         LOOP_QUEUE_WAIT("mstar.worker.loop.queue.wait", Meter.Type.TIMER, "seconds", List.of(),
                 "Time a command waited in the engine loop's queue: the hand-off from the listener, reader or API "
-                        + "thread plus the turn ahead of it (histogram buckets)");
+                        + "thread plus the turn ahead of it (histogram buckets)"),
+        LOCKSTEP_ANOMALIES("mstar.worker.lockstep.anomalies", Meter.Type.COUNTER, null, List.of("kind"),
+                "Tensor-parallel follower events that should not happen, by kind: resident_mismatch (a batch's "
+                        + "request offloaded here after the leader's moves), dropped_batch (a leader batch that could "
+                        + "not start in time), skipped_call (a batch's request failed or left here), unrelayed_removal "
+                        + "(a conductor removal applied with no relay from the leader)");
 
         private final MeterDeclaration declaration;
 
@@ -64,6 +69,12 @@ public final class EngineMeters implements AutoCloseable {
             .mapToObj(s -> java.time.Duration.ofNanos(Math.round(s * 1e9))).toArray(java.time.Duration[]::new);
 
 
+    /** The kinds of {@link Definition#LOCKSTEP_ANOMALIES}. */
+    static final String RESIDENT_MISMATCH = "resident_mismatch";
+    static final String DROPPED_BATCH = "dropped_batch";
+    static final String SKIPPED_CALL = "skipped_call";
+    static final String UNRELAYED_REMOVAL = "unrelayed_removal";
+
     /** The reasons of {@link Definition#DROPPED}. */
     static final String DROPPED_LATE = "late";
     static final String DROPPED_STALE_ACK = "stale_ack";
@@ -73,6 +84,7 @@ public final class EngineMeters implements AutoCloseable {
     private final Map<List<String>, Meter[]> perNode = new ConcurrentHashMap<>();
     private final Map<RequestEnd, Counter> ends = new java.util.EnumMap<>(RequestEnd.class);
     private final Map<String, Counter> dropped = new java.util.HashMap<>();
+    private final Map<String, Counter> anomalies = new java.util.HashMap<>();
     private final Map<List<String>, Timer> transitionWaits = new ConcurrentHashMap<>();
     private final Timer loopQueueWait;
 
@@ -92,6 +104,10 @@ public final class EngineMeters implements AutoCloseable {
         }
         for (String reason : List.of(DROPPED_LATE, DROPPED_STALE_ACK)) {
             dropped.put(reason, registered.add(Definition.DROPPED.declaration().counter(reason).register(registry)));
+        }
+        for (String kind : List.of(RESIDENT_MISMATCH, DROPPED_BATCH, SKIPPED_CALL, UNRELAYED_REMOVAL)) {
+            anomalies.put(kind, registered.add(Definition.LOCKSTEP_ANOMALIES.declaration().counter(kind)
+                    .register(registry)));
         }
     }
 
@@ -120,6 +136,11 @@ public final class EngineMeters implements AutoCloseable {
 
     void dropped(String reason) {
         dropped.get(reason).increment();
+    }
+
+    /** A tensor-parallel follower event of {@code kind} ({@link Definition#LOCKSTEP_ANOMALIES}). */
+    void lockstepAnomaly(String kind, int count) {
+        anomalies.get(kind).increment(count);
     }
 
     void ended(RequestEnd cause) {

@@ -416,6 +416,26 @@ public final class KvCaches implements AutoCloseable {
         return pagesFreedEvents;
     }
 
+    /**
+     * Replays a tensor-parallel leader's moves on this worker's cache of the node ({@link KvMoves#replay}): true once
+     * every move is applied or moot, false while one cannot be made yet (it stays in {@code delta}). A node with no
+     * cache here yet has nothing to move.
+     */
+    boolean replay(String model, String node, OffloadDelta delta) {
+        NodeCache c = caches.get(model + "/" + node);
+        if (c != null && c.moves.replay(delta) > 0) {
+            pagesFreedEvents++;
+            c.publish();
+        }
+        return delta.isEmpty();
+    }
+
+    /** Whether {@code id} holds its pages of the node on the device (not offloaded) here, or is not known here. */
+    boolean residentOrUnknown(String model, String node, String id) {
+        NodeCache c = caches.get(model + "/" + node);
+        return c == null || !c.cache.contains(id) || !c.cache.isOffloaded(id);
+    }
+
     /** The node's journal of moves ({@link KvMoves#journal}); null before its first batch. */
     OffloadDelta journal(String model, String node) {
         NodeCache c = caches.get(model + "/" + node);

@@ -113,11 +113,11 @@ final class MessageIntake {
             return;
         }
         if (message.body() instanceof ScheduleTPNode schedule) {
-            lockstep.onSchedule(schedule);
+            lockstep.follower().onSchedule(schedule);
             return;
         }
         if (message.body() instanceof TPNoSpeculation none) {
-            lockstep.onNoSpeculation(none);
+            lockstep.follower().onNoSpeculation(none);
             return;
         }
         if (!(message.body() instanceof RequestScoped scoped)) {
@@ -317,9 +317,9 @@ final class MessageIntake {
      */
     private void onRemove(WorkerRequest request, RemoveRequest removal) {
         if (removal.source() == MessageSource.TP_RANK_0) {
-            lockstep.onRelayedRemoval(request, removal);
+            lockstep.follower().onRelayedRemoval(request, removal);
         } else if (lockstep.follows(request)) {
-            lockstep.onConductorRemoval(request); // waits for the leader's relay, boundedly
+            lockstep.follower().onConductorRemoval(request); // waits for the leader's relay, boundedly
         } else {
             teardown.remove(request);
         }
@@ -332,7 +332,7 @@ final class MessageIntake {
             request.end = told != null ? told : request.idle() ? RequestEnd.COMPLETED : RequestEnd.ABORTED;
         }
         if (lockstep.follows(request)) {
-            lockstep.oweDrain(request); // it runs on while the leader names it; ReadsDone once none queued does
+            lockstep.follower().oweDrain(request); // it runs on while the leader names it; ReadsDone once none queued does
             return;
         }
         request.move(RequestPhase.Event.DRAIN);

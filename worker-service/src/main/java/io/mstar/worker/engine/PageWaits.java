@@ -6,6 +6,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,13 +32,17 @@ final class PageWaits {
     private final Scheduler scheduler;
     private final KvCaches kv;
     private final StepPipeline.Callbacks engine;
+    /** Nodes run in tensor-parallel lockstep: their KV moves only by journalled offloads, never a recompute drop. */
+    private final Predicate<Scheduler.Key> lockstep;
     /** Oldest first. */
     private final List<ReadyItem> waiting = new ArrayList<>();
     private final Map<NodeState, Long> waitingSince = new IdentityHashMap<>();
     /** {@link KvCaches#pagesFreedEvents()} when the waiting calls were last offered. */
     private long offeredAt = -1;
 
-    PageWaits(KernelCatalog kernels, Scheduler scheduler, KvCaches kv, StepPipeline.Callbacks engine) {
+    PageWaits(KernelCatalog kernels, Scheduler scheduler, KvCaches kv, StepPipeline.Callbacks engine,
+            Predicate<Scheduler.Key> lockstep) {
+        this.lockstep = lockstep;
         this.kernels = kernels;
         this.scheduler = scheduler;
         this.kv = kv;
@@ -106,7 +111,8 @@ final class PageWaits {
      * recompute a request's KV from its fed tokens; false when it cannot or no waiting request holds a page.
      */
     private boolean recompute(Scheduler.Key key, Set<String> waitingIds) {
-        if (!(kernels.model(key.model()).kernel(key.node()) instanceof KvCacheKernel kernel) || !kernel.recordsFeeds()) {
+        if (!(kernels.model(key.model()).kernel(key.node()) instanceof KvCacheKernel kernel) || !kernel.recordsFeeds()
+                || lockstep.test(key)) {
             return false;
         }
         String dropped = kv.dropYoungest(key.model(), key.node(), waitingIds);

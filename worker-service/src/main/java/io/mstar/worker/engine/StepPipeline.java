@@ -81,7 +81,7 @@ final class StepPipeline {
         this.speculation = speculation;
         this.engine = engine;
         this.lockstep = lockstep;
-        this.pageWaits = new PageWaits(kernels, scheduler, kv, engine);
+        this.pageWaits = new PageWaits(kernels, scheduler, kv, engine, lockstep::inLockstep);
     }
 
     /** The executor steps go to; its completions come back to {@link #completed}. Set once, before the first turn. */
@@ -187,7 +187,7 @@ final class StepPipeline {
                 }
             } else {
                 reserved = kv.reserve(key.model(), key.node(), kvKernel, data.device(), calls, tokens, refused, left,
-                        this::holds);
+                        lockstep.busy(key, this::holds));
             }
         }
         Step.Continuation[] continues = null;

@@ -12,6 +12,7 @@ import io.mstar.messaging.Topics;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
 import io.mstar.tensor.device.DeviceKind;
+import io.mstar.worker.kernel.tts.ToyTtsWeights;
 
 /**
  * This worker's places in the deployment's node groups of {@code tp_size} > 1 (docs/tensor-parallelism.md): which
@@ -59,8 +60,9 @@ public final class TensorParallelGroups {
 
     /**
      * Throws {@link EngineException} ({@code UNSUPPORTED_GRAPH}) when {@code self} is a rank of a group of tp_size > 1
-     * whose nodes have no sharded kernel here: anything but the toy-tts {@code lm}, or a device other than the host
-     * (the GPU ranks' NCCL communicator is not bootstrapped over the control plane yet).
+     * whose nodes have no sharded kernel here: anything but the toy-tts {@code lm}, a tp_size that does not split
+     * it, or a device other than the host (the GPU ranks' NCCL communicator is not bootstrapped over the control plane
+     * yet).
      */
     static void refuseUnsupported(DeploymentConfig config, EntityId self, DeviceKind device) {
         for (int m = 0; m < config.models().size(); m++) {
@@ -75,6 +77,12 @@ public final class TensorParallelGroups {
                     throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, key + ".node_names: "
                             + group.nodeNames() + " of model " + model.name() + " on a tensor-parallel group of tp_size "
                             + group.tpSize() + "; only the toy-tts lm has a sharded kernel (docs/tensor-parallelism.md)");
+                }
+                try {
+                    ToyTtsWeights.checkTpSize(group.tpSize());
+                } catch (IllegalArgumentException e) {
+                    throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, key + ".tp_size: "
+                            + e.getMessage());
                 }
                 if (device != DeviceKind.HOST) {
                     throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, key + ".tp_size: "

@@ -82,7 +82,8 @@ public final class WorkerEngine {
         this.passes = new Passes(owner, self, graphs, ledger, router, loops, scheduler, reports, this::resume);
         this.streams = new StreamPasses(owner, ledger, reads, passes, callbacks);
         boolean speculation = settings.pipeline() && settings.speculation().enabled(data.device().kind());
-        this.lockstep = new Lockstep(owner, self, graphs, requests, outbox, speculation, settings.lockstepTimeout(),
+        this.lockstep = new Lockstep(owner, self, graphs, requests, outbox, kv, meters, speculation,
+                settings.lockstepTimeout(),
                 System::nanoTime, tombstones::contains, this::removeRelayed, reads::drained);
         this.pipeline = new StepPipeline(owner, settings, kernels, scheduler, kv, data, ledger, meters, speculation,
                 lockstep, callbacks);
@@ -114,7 +115,7 @@ public final class WorkerEngine {
         } catch (RuntimeException e) {
             log.warn("cutting stream chunks failed: {}", e.toString(), e);
         }
-        lockstep.expire();
+        lockstep.follower().expire();
         pipeline.turn();
         reads.flushAcks();
         // Every 50 ms at most, busy or idle (an idle loop still turns every tick): a snapshot walks every live tensor,
@@ -250,5 +251,10 @@ public final class WorkerEngine {
 
     long voidedSpeculatedCalls() {
         return pipeline.voidedCalls();
+    }
+
+    /** Follower batches whose requests were not all resident after the leader's moves (tests). */
+    long lockstepResidentMismatches() {
+        return lockstep.follower().residentMismatches();
     }
 }

@@ -23,6 +23,7 @@ class EngineMeterNamesTests {
         meters.dropped(EngineMeters.DROPPED_LATE);
         meters.transitionWait("counter", "decode", 3_000_000L);
         meters.loopQueueWait(80_000L);
+        meters.lockstepAnomaly(EngineMeters.SKIPPED_CALL, 2);
 
         String scrape = registry.scrape();
         for (EngineMeters.Definition d : EngineMeters.Definition.values()) {
@@ -43,6 +44,8 @@ class EngineMeterNamesTests {
         assertThat(scrape).contains("mstar_worker_requests_ended_total{cause=\"aborted\"} 0.0");
         assertThat(scrape).contains("mstar_worker_messages_dropped_total{reason=\"late\"} 1.0");
         assertThat(scrape).contains("mstar_worker_messages_dropped_total{reason=\"stale_ack\"} 0.0");
+        assertThat(scrape).contains("mstar_worker_lockstep_anomalies_total{kind=\"skipped_call\"} 2.0");
+        assertThat(scrape).contains("mstar_worker_lockstep_anomalies_total{kind=\"resident_mismatch\"} 0.0");
 
         meters.close();
         assertThat(registry.getMeters()).isEmpty();

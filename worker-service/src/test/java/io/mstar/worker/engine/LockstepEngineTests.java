@@ -74,6 +74,11 @@ class LockstepEngineTests {
         return 2;
     }
 
+    /** Each rank's KV pages of 4 tokens (a subclass runs every test short of pages). */
+    int kvPages() {
+        return 64;
+    }
+
     @BeforeEach
     void start() {
         List<Integer> ordinals = java.util.stream.IntStream.range(0, ranks()).boxed().toList();
@@ -82,12 +87,12 @@ class LockstepEngineTests {
                   - name: toy_lm
                     kv_cache:
                       page_size: 4
-                      max_num_pages: 64
+                      max_num_pages: %d
                     node_groups:
                       - node_names: [lm]
                         workers: %s
                         tp_size: %d
-                """.formatted(ordinals, ranks()), "test");
+                """.formatted(kvPages(), ordinals, ranks()), "test");
         ModelGraph model = KvCacheEngineTests.toyLm();
         List<WorkerGraph> graphs = WorkerGraphSplit.split(deployment, Map.of(MODEL, model));
         broker = new InProcessBroker();
@@ -160,15 +165,17 @@ class LockstepEngineTests {
     }
 
     /**
-     * Seeded: requests start at random moments, some are aborted at random moments, and the leader's batches reach the
-     * follower late at random (held, then handed over in order), so that relayed removals overtake the batches they
-     * wait for. The follower still runs exactly the leader's batch sequence, every request that was not aborted gets
+     * Seeded: requests start at random moments, some are aborted at random moments, every rank's steps take random
+     * times, and the leader's batches reach a follower late at random (held, then handed over in order). The follower still runs exactly the leader's batch sequence, every request that was not aborted gets
      * exactly its tokens, and both workers end at baseline.
      */
     @Test
     void randomDelaysAndAbortsKeepTheRanksInLockstep() throws Exception {
         long seed = Seeds.of("LockstepEngineTests.randomDelaysAndAbortsKeepTheRanksInLockstep");
         Random random = new Random(seed);
+        for (int r = 0; r < ranks(); r++) {
+            kernels.get(r).delays = new Random(seed + r); // every rank's steps take their own random time
+        }
         List<KvCacheEngineTests.Req> reqs = new ArrayList<>();
         Map<String, Long> abortAt = new LinkedHashMap<>();
         Map<String, Long> startAt = new LinkedHashMap<>();
@@ -348,6 +355,8 @@ class LockstepEngineTests {
         private volatile SharedMemoryCollective collective;
         /** False: no collective, so a leader runs ahead of its follower (a node whose kernel never waits for peers). */
         volatile boolean checked = true;
+        /** Seeded random step lengths (up to 2 ms before the step), or none. */
+        volatile Random delays;
 
         LockstepLm(Path file, int rank, int size) {
             this.file = file;
@@ -380,6 +389,10 @@ class LockstepEngineTests {
         public List<NodeResult> forward(Device device, List<NodeCall> batch, List<KvStep> steps) {
             List<String> ids = batch.stream().map(NodeCall::requestId).toList();
             batches.add(ids);
+            Random delay = delays;
+            if (delay != null) {
+                java.util.concurrent.locks.LockSupport.parkNanos(delay.nextInt(2_000_000));
+            }
             if (!checked) {
                 return lm.forward(device, batch, steps);
             }

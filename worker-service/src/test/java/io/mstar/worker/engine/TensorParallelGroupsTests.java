@@ -64,6 +64,24 @@ class TensorParallelGroupsTests {
     }
 
     @Test
+    void aTpSizeThatDoesNotSplitTheLmRefusesToStartNamingTheKey() {
+        DeploymentConfig three = DeploymentConfig.parse("""
+                models:
+                  - name: toy-tts
+                    node_groups:
+                      - node_names: [codec]
+                        workers: [0]
+                      - node_names: [lm]
+                        workers: [1, 2, 3]
+                        tp_size: 3
+                """, "TensorParallelGroupsTests");
+        assertThatThrownBy(() -> TensorParallelGroups.refuseUnsupported(three, EntityId.worker(1), DeviceKind.HOST))
+                .isInstanceOf(EngineException.class)
+                .hasMessageContaining("models[0].node_groups[1].tp_size")
+                .hasMessageContaining("4 heads");
+    }
+
+    @Test
     void aNodeWithoutAShardedKernelRefusesToStartNamingTheKey() {
         DeploymentConfig counter = DeploymentConfig.parse("""
                 models:

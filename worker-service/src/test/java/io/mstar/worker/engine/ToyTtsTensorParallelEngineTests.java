@@ -17,6 +17,7 @@ import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.testing.Seeds;
 import io.mstar.wire.ScheduleTPNode;
+import io.mstar.wire.TPNoSpeculation;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
 import io.mstar.worker.tp.RejoiningCollective;
 
@@ -80,6 +81,10 @@ class ToyTtsTensorParallelEngineTests {
             try (TtsHarness h = tp2("tp2-" + m, modes.get(m))) {
                 got = ToyTtsEngineTests.runAll(h, "tp2", reqs);
                 schedules = h.broker.sentTo(h.w1.id.value(), ScheduleTPNode.class).size();
+                int decisions = h.broker.sentTo(h.w1.id.value(), TPNoSpeculation.class).size();
+                // with speculation on, every lead step is followed by a decision; the leader never speculates yet
+                assertThat(decisions).as("TPNoSpeculation per lead step (mode %d)", m)
+                        .isEqualTo(modes.get(m).speculation() == EngineProperties.Speculation.ON ? schedules : 0);
                 assertThat(h.w1.kvState().poolBytes()).as("the follower holds its own half of the KV").isPositive();
             } // close(): both workers at baseline
             assertThat(schedules).as("batches the leader broadcast (mode %d)", m).isPositive();

@@ -1,0 +1,332 @@
+package io.mstar.worker.engine;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.mstar.loop.OwnerThread;
+import io.mstar.wire.RemoveRequest;
+import io.mstar.wire.ScheduleTPNode;
+import io.mstar.wire.TPNoSpeculation;
+
+/**
+ * A tensor-parallel follower's side of {@link Lockstep} (docs/tensor-parallelism.md#one-lead-step): the leader's
+ * batches in a FIFO per node, taken all or nothing after the leader's KV moves are replayed; relayed removals parked
+ * until the batch they wait for ran; drains answered once no queued batch names the request; and the bounds on every
+ * wait for a leader that went quiet. Owned by the engine loop.
+ */
+final class LockstepFollower {
+
+    private static final Logger log = LoggerFactory.getLogger(WorkerEngine.class);
+
+    /** A leader's batch in the FIFO, and when it came. */
+    private record Queued(ScheduleTPNode schedule, long arrivedNanos) {
+    }
+
+    private final OwnerThread owner;
+    private final Map<String, WorkerRequest> requests;
+    private final KvCaches kv;
+    private final EngineMeters meters;
+    /** A request that left this worker (tombstoned), as opposed to one whose NewRequest has not come yet. */
+    private final Predicate<String> gone;
+    private final Consumer<WorkerRequest> remove;
+    private final Consumer<WorkerRequest> readsDone;
+    private final long timeoutNanos;
+    private final LongSupplier clock;
+    private final Map<String, ArrayDeque<Queued>> fifos = new LinkedHashMap<>();
+    /** Conductor removals of followed requests, applied here at their deadline unless the leader's relay came first. */
+    private final Map<String, Long> removalDeadlines = new LinkedHashMap<>();
+    /** Per request, the last batch that named it and ran here. */
+    private final Map<String, Long> ranFor = new HashMap<>();
+    /** Relayed removals waiting for their batch, by the seq they wait for. */
+    private final TreeMap<Long, List<String>> parkedRemovals = new TreeMap<>();
+    private final Set<String> drainsOwed = new LinkedHashSet<>();
+    private boolean lastRanFollowerBatch;
+    private long followerBatches;
+    private long skippedCalls;
+    private long droppedBatches;
+    private long residentMismatches;
+
+    LockstepFollower(OwnerThread owner, Map<String, WorkerRequest> requests, KvCaches kv, EngineMeters meters,
+            java.time.Duration timeout,
+            LongSupplier clock, Predicate<String> gone, Consumer<WorkerRequest> remove,
+            Consumer<WorkerRequest> readsDone) {
+        this.owner = owner;
+        this.requests = requests;
+        this.kv = kv;
+        this.meters = meters;
+        this.timeoutNanos = timeout.toNanos();
+        this.clock = clock;
+        this.gone = gone;
+        this.remove = remove;
+        this.readsDone = readsDone;
+    }
+
+    /** Whether no leader batch is queued here. */
+    boolean idle() {
+        return fifos.values().stream().allMatch(ArrayDeque::isEmpty);
+    }
+
+    /** Whether a FIFO head could start now: its requests all ready, or its time up (it is dropped then). */
+    boolean couldRun(Scheduler scheduler) {
+        owner.check();
+        for (ArrayDeque<Queued> fifo : fifos.values()) {
+            Queued head = fifo.peek();
+            if (head != null && (satisfiable(scheduler, head.schedule())
+                    || clock.getAsLong() - head.arrivedNanos() > timeoutNanos)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** {@code request} left this worker: nothing kept for it any more. */
+    void forget(String requestId) {
+        ranFor.remove(requestId);
+        drainsOwed.remove(requestId);
+        removalDeadlines.remove(requestId);
+    }
+
+    void onSchedule(ScheduleTPNode schedule) {
+        owner.check();
+        if (schedule.speculative()) {
+            // never sent by a leader of this version; running it would leave the batch sequence
+            log.warn("speculative batch {} of {} ignored: this worker does not follow speculation yet",
+                    schedule.specSeq(), schedule.nodeName());
+            return;
+        }
+        fifos.computeIfAbsent(schedule.nodeName(), n -> new ArrayDeque<>()).add(new Queued(schedule,
+                clock.getAsLong()));
+    }
+
+    void onNoSpeculation(TPNoSpeculation none) {
+        owner.check();
+        log.trace("leader will not speculate on batch {} of {}", none.specFromSeq(), none.nodeName());
+    }
+
+    /**
+     * The next follower batch, or null: the head of a FIFO whose every request is ready here (a request that failed or
+     * left here is skipped: the leader decides, and the rest still run). After a follower batch, a worker that has
+     * work of its own ({@code ownWork}) does that first.
+     */
+    Lockstep.Batch next(Scheduler scheduler, boolean ownWork) {
+        owner.check();
+        if (lastRanFollowerBatch && ownWork) {
+            lastRanFollowerBatch = false;
+            return null;
+        }
+        for (ArrayDeque<Queued> fifo : fifos.values()) {
+            Queued queued = fifo.peek();
+            if (queued == null) {
+                continue;
+            }
+            ScheduleTPNode head = queued.schedule();
+            if (clock.getAsLong() - queued.arrivedNanos() > timeoutNanos && !satisfiable(scheduler, head)) {
+                // the leader's collectives for it have timed out: its requests fail there, and their removals follow
+                fifo.poll();
+                droppedBatches++;
+                meters.lockstepAnomaly(EngineMeters.DROPPED_BATCH, 1);
+                log.warn("batch {} of {} dropped: not every request it names was ready here within {} ms",
+                        head.specSeq(), head.nodeName(), timeoutNanos / 1_000_000);
+                release();
+                return next(scheduler, ownWork);
+            }
+            List<String> live = new ArrayList<>();
+            String model = null;
+            boolean waiting = false;
+            for (String id : head.requestIds()) {
+                WorkerRequest request = requests.get(id);
+                if (request == null && !gone.test(id)) {
+                    waiting = true; // its NewRequest has not come yet
+                    break;
+                }
+                if (request == null || !request.schedulable()) {
+                    continue;
+                }
+                model = request.model;
+                live.add(id);
+            }
+            if (waiting) {
+                continue;
+            }
+            if (model != null && !kv.replay(model, head.nodeName(), head.residentDelta())) {
+                continue; // a move of the leader's cannot be made here yet (no room): the batch waits for it
+            }
+            List<ReadyItem> items = live.isEmpty() ? List.of()
+                    : scheduler.takeExactly(new Scheduler.Key(model, head.nodeName(), head.graphWalk()), live);
+            if (items == null) {
+                continue; // not every request is ready for the node yet
+            }
+            checkResident(model, head, live);
+            fifo.poll();
+            if (live.size() < head.requestIds().size()) {
+                skippedCalls += head.requestIds().size() - live.size();
+                meters.lockstepAnomaly(EngineMeters.SKIPPED_CALL, head.requestIds().size() - live.size());
+                log.warn("batch {} of {}: {} of its requests failed or left here; the rest run", head.specSeq(),
+                        head.nodeName(), head.requestIds().size() - live.size());
+            }
+            if (items.isEmpty()) {
+                ran(head);
+                release();
+                continue;
+            }
+            lastRanFollowerBatch = true;
+            followerBatches++;
+            return new Lockstep.Batch(items, head);
+        }
+        lastRanFollowerBatch = false;
+        return null;
+    }
+
+    /**
+     * After the leader's moves: every request of its batch holds its pages on the device here too, as on the leader,
+     * which runs it. One that does not is a resident-set mismatch: counted and logged, naming the batch and requests.
+     */
+    private void checkResident(String model, ScheduleTPNode head, List<String> live) {
+        List<String> offloaded = live.stream().filter(id -> !kv.residentOrUnknown(model, head.nodeName(), id)).toList();
+        if (!offloaded.isEmpty()) {
+            residentMismatches++;
+            meters.lockstepAnomaly(EngineMeters.RESIDENT_MISMATCH, 1);
+            log.error("batch {} of {}: requests {} are offloaded here but resident on the leader", head.specSeq(),
+                    head.nodeName(), offloaded);
+        }
+    }
+
+    void ran(ScheduleTPNode schedule) {
+        owner.check();
+        for (String id : schedule.requestIds()) {
+            ranFor.merge(id, schedule.specSeq(), Math::max);
+        }
+    }
+
+    /**
+     * A relayed removal: applied now ({@code remove}) when the batch it waits for ran, else parked until it has.
+     */
+    void onRelayedRemoval(WorkerRequest request, RemoveRequest removal) {
+        owner.check();
+        parkedRemovals.computeIfAbsent(removal.afterTpSeq(), s -> new ArrayList<>()).add(request.requestId);
+        release();
+    }
+
+    private boolean satisfiable(Scheduler scheduler, ScheduleTPNode head) {
+        List<String> live = new ArrayList<>();
+        String model = null;
+        for (String id : head.requestIds()) {
+            WorkerRequest request = requests.get(id);
+            if (request == null && !gone.test(id)) {
+                return false;
+            }
+            if (request != null && request.schedulable()) {
+                model = request.model;
+                live.add(id);
+            }
+        }
+        return live.isEmpty() || scheduler.hasExactly(new Scheduler.Key(model, head.nodeName(), head.graphWalk()), live);
+    }
+
+    /** Parked removals whose batch ran go on, in seq order; owed ReadsDone go out. */
+    void release() {
+        owner.check();
+        for (Map.Entry<Long, List<String>> e : List.copyOf(parkedRemovals.entrySet())) {
+            List<String> ids = e.getValue();
+            for (String id : List.copyOf(ids)) {
+                WorkerRequest request = requests.get(id);
+                if (request == null) {
+                    ids.remove(id);
+                } else if (ranFor.getOrDefault(id, -1L) >= e.getKey()) {
+                    ids.remove(id);
+                    remove.accept(request);
+                }
+            }
+            if (ids.isEmpty()) {
+                parkedRemovals.remove(e.getKey());
+            }
+        }
+        for (String id : List.copyOf(drainsOwed)) {
+            WorkerRequest request = requests.get(id);
+            if (request == null) {
+                drainsOwed.remove(id);
+            } else if (!queuedFor(id)) {
+                drainsOwed.remove(id);
+                readsDone.accept(request);
+            }
+        }
+    }
+
+    /** A conductor's drain of a followed request: its ReadsDone waits until no queued batch names it. */
+    void oweDrain(WorkerRequest request) {
+        owner.check();
+        drainsOwed.add(request.requestId);
+        release();
+    }
+
+    private boolean queuedFor(String requestId) {
+        return fifos.values().stream().flatMap(ArrayDeque::stream)
+                .anyMatch(q -> q.schedule().requestIds().contains(requestId));
+    }
+
+    /**
+     * A conductor's removal of a followed request: the leader's relay normally comes and applies it; if none came
+     * within the timeout (the leader is gone, or never had the request), it is applied here by {@link #expire}.
+     */
+    void onConductorRemoval(WorkerRequest request) {
+        owner.check();
+        removalDeadlines.putIfAbsent(request.requestId, clock.getAsLong() + timeoutNanos);
+    }
+
+    /** Applies conductor removals whose relay did not come in time (the engine calls it every turn). */
+    void expire() {
+        owner.check();
+        if (removalDeadlines.isEmpty()) {
+            return;
+        }
+        long now = clock.getAsLong();
+        for (Map.Entry<String, Long> e : List.copyOf(removalDeadlines.entrySet())) {
+            WorkerRequest request = requests.get(e.getKey());
+            if (request == null) {
+                removalDeadlines.remove(e.getKey());
+            } else if (now - e.getValue() > 0) {
+                removalDeadlines.remove(e.getKey());
+                log.warn("request {}: the leader relayed no removal within {} ms; removed on the conductor's word",
+                        e.getKey(), timeoutNanos / 1_000_000);
+                meters.lockstepAnomaly(EngineMeters.UNRELAYED_REMOVAL, 1);
+                remove.accept(request);
+            }
+        }
+    }
+
+    long followerBatches() {
+        return followerBatches;
+    }
+
+    long skippedCalls() {
+        return skippedCalls;
+    }
+
+    /** Leader batches queued here and not run yet (all nodes). */
+    int queuedBatches() {
+        return fifos.values().stream().mapToInt(ArrayDeque::size).sum();
+    }
+
+    /** Follower batches whose requests were not all resident here after the leader's moves. */
+    long residentMismatches() {
+        return residentMismatches;
+    }
+
+    /** Leader batches a follower dropped because they could not start within the timeout. */
+    long droppedBatches() {
+        return droppedBatches;
+    }
+}

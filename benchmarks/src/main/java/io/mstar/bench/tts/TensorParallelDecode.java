@@ -75,7 +75,8 @@ public final class TensorParallelDecode {
         System.out.printf(Locale.ROOT, "toy-tts decode on host, TP1 vs TP2: %d tokens per request, prompt %d bytes, "
                 + "%d rounds per way and batch, %d cores%n", tokens, promptBytes, rounds,
                 Runtime.getRuntime().availableProcessors());
-        ExecutorService threads = Executors.newFixedThreadPool(2);
+        // one thread per rank, as each worker has its step thread: a rank's KV cache checks that it is its owner's
+        List<ExecutorService> threads = List.of(Executors.newSingleThreadExecutor(), Executors.newSingleThreadExecutor());
         List<Rank> tp2 = new ArrayList<>();
         try (HostDevice one = new HostDevice("tp1", 256L << 20);
                 KvCache oneCache = new KvCache(one, config, ToyTtsWeights.BYTES_PER_TOKEN)) {
@@ -84,7 +85,7 @@ public final class TensorParallelDecode {
             List<Future<Rank>> joins = new ArrayList<>();
             for (int r = 0; r < 2; r++) {
                 int rank = r;
-                joins.add(threads.submit(() -> Rank.open(weights, config, file, rank)));
+                joins.add(threads.get(r).submit(() -> Rank.open(weights, config, file, rank)));
             }
             for (Future<Rank> f : joins) {
                 tp2.add(f.get());
@@ -99,9 +100,10 @@ public final class TensorParallelDecode {
                 for (int r = -1; r < rounds; r++) { // round -1 warms up both ways
                     Outcome o1 = run(one, tp1, oneCache, null, b, promptBytes, tokens);
                     List<Future<Outcome>> ranks = new ArrayList<>();
-                    for (Rank rank : tp2) {
-                        ranks.add(threads.submit(() -> run(rank.device, rank.backend, rank.cache, rank, b, promptBytes,
-                                tokens)));
+                    for (int k = 0; k < tp2.size(); k++) {
+                        Rank rank = tp2.get(k);
+                        ranks.add(threads.get(k).submit(() -> run(rank.device, rank.backend, rank.cache, rank, b,
+                                promptBytes, tokens)));
                     }
                     Outcome o2 = ranks.get(0).get();
                     if (!Arrays.equals(ranks.get(1).get().tokens, o2.tokens) || !Arrays.equals(o1.tokens, o2.tokens)) {
@@ -118,10 +120,10 @@ public final class TensorParallelDecode {
                         best2.collectiveMs());
             }
         } finally {
-            for (Rank rank : tp2) {
-                threads.submit(rank::close).get();
+            for (int k = 0; k < tp2.size(); k++) {
+                threads.get(k).submit(tp2.get(k)::close).get();
             }
-            threads.shutdown();
+            threads.forEach(ExecutorService::shutdownNow);
         }
     }
 

@@ -53,6 +53,8 @@ final class LockstepFollower {
     /** Relayed removals waiting for their batch, by the seq they wait for. */
     private final TreeMap<Long, List<String>> parkedRemovals = new TreeMap<>();
     private final Set<String> drainsOwed = new LinkedHashSet<>();
+    /** The model of each node a batch named a live request of: a node's moves replay on that model's cache. */
+    private final Map<String, String> nodeModels = new HashMap<>();
     private boolean lastRanFollowerBatch;
     private long followerBatches;
     private long skippedCalls;
@@ -134,7 +136,9 @@ final class LockstepFollower {
             }
             ScheduleTPNode head = queued.schedule();
             if (clock.getAsLong() - queued.arrivedNanos() > timeoutNanos && !satisfiable(scheduler, head)) {
-                // the leader's collectives for it have timed out: its requests fail there, and their removals follow
+                // the leader's collectives for it have timed out: its requests fail there, and their removals follow;
+                // its moves were made on the leader all the same
+                replay(head);
                 fifo.poll();
                 droppedBatches++;
                 meters.lockstepAnomaly(EngineMeters.DROPPED_BATCH, 1);
@@ -156,12 +160,13 @@ final class LockstepFollower {
                     continue;
                 }
                 model = request.model;
+                nodeModels.put(head.nodeName(), model);
                 live.add(id);
             }
             if (waiting) {
                 continue;
             }
-            if (model != null && !kv.replay(model, head.nodeName(), head.residentDelta())) {
+            if (!replay(head)) {
                 continue; // a move of the leader's cannot be made here yet (no room): the batch waits for it
             }
             List<ReadyItem> items = live.isEmpty() ? List.of()
@@ -188,6 +193,15 @@ final class LockstepFollower {
         }
         lastRanFollowerBatch = false;
         return null;
+    }
+
+    /**
+     * Replays {@code head}'s moves on the node's cache (whose model the last batch of the node with a live request
+     * named; a node none named yet has no cache here, so nothing to move): false while one cannot be made yet.
+     */
+    private boolean replay(ScheduleTPNode head) {
+        String model = nodeModels.get(head.nodeName());
+        return model == null || kv.replay(model, head.nodeName(), head.residentDelta());
     }
 
     /**

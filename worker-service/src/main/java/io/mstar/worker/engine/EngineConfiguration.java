@@ -51,8 +51,8 @@ class EngineConfiguration {
         List<ModelKernels> models = new ArrayList<>();
         models.add(WorkerDevices.counterKernels(data.device()));
         models.add(TensorParallelGroups.of(config, identity.self(), ToyTtsModel.NAME)
-                .map(rank -> ToyTtsKernels.tensorParallel(data.device(),
-                        new RejoiningCollective(rank.collective(topics, engine.lockstepTimeout()))))
+                .map(rank -> ToyTtsKernels.tensorParallel(data.device(), new RejoiningCollective(
+                        rank.collective(topics, engine.lockstepTimeout()), data.device(), rank.setup(config, engine))))
                 .orElseGet(() -> ToyTtsKernels.forDevice(data.device(), resident.settings(), registry)));
         WorkerDevices.miniLmKernels(data.device(), config, identity.self(), minilm.cuda()).ifPresent(models::add);
         models.addAll(OnnxModelKernels.forWorker(config, identity.self().workerOrdinal()));

@@ -36,6 +36,17 @@ public final class TensorParallelGroups {
         public SharedMemoryCollectiveSettings collective(Topics topics, Duration timeout) {
             return SharedMemoryCollectiveSettings.of(collectiveName(topics), rank, size, timeout);
         }
+
+        /**
+         * What every rank must have alike, in words: the model's KV cache and this worker's host pool factor (a
+         * follower replays the leader's offloads on a host pool of its own) and lockstep timeout.
+         */
+        String setup(DeploymentConfig config, EngineProperties engine) {
+            String kv = config.models().stream().filter(m -> m.name().equals(model)).findFirst()
+                    .flatMap(ModelConfig::kvCache).map(Object::toString).orElse("none");
+            return "kv_cache " + kv + ", mstar.worker.engine.kv-host-pool-factor " + engine.kvHostPoolFactor()
+                    + ", mstar.worker.engine.lockstep-timeout " + engine.lockstepTimeout();
+        }
     }
 
     private TensorParallelGroups() {

@@ -1,26 +1,47 @@
 package io.mstar.worker.tp;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
 import io.mstar.tensor.collective.Collective;
 import io.mstar.tensor.collective.CollectiveException;
+import io.mstar.tensor.collective.CollectiveOperation;
 import io.mstar.tensor.collective.SharedMemoryCollective;
 import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
+import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.DeviceBuffer;
 
 /**
  * A worker's place in its tensor-parallel group's shared-memory collective, joined at the first call and joined again
  * after a failure (docs/tensor-parallelism.md#a-lost-rank): a call that fails (a peer lost: TIMEOUT; ABORTED) ends the
  * group for every rank, so this rank drops it, and its next call joins a new one, which rank 0 makes when its own next
- * call comes. The step that failed fails its requests; the group serves the next batch once every rank is back.
+ * call comes. The step that failed fails its requests; the group serves the next batch once every rank is back. At
+ * each join the ranks check that they are set up alike (a follower replays the leader's KV moves on pools of its own).
  * Single-threaded: the rank's step thread.
  */
 public final class RejoiningCollective implements Collective {
 
     private final SharedMemoryCollectiveSettings settings;
+    private final Device device;
+    private final String setup;
     private SharedMemoryCollective group;
     private long joins;
 
+    /** A rank that checks nothing of its peers' settings at a join (tests of the collective itself). */
     public RejoiningCollective(SharedMemoryCollectiveSettings settings) {
+        this(settings, null, "");
+    }
+
+    /**
+     * @param device where the join's check meets its peers' (the rank's device)
+     * @param setup what every rank of the group must have alike, in words (its KV settings, say): at each join the
+     *              ranks compare it, and a group whose ranks differ fails every call with INVALID_ARGUMENT naming both,
+     *              instead of drifting apart later
+     */
+    public RejoiningCollective(SharedMemoryCollectiveSettings settings, Device device, String setup) {
         this.settings = settings;
+        this.device = device;
+        this.setup = setup;
     }
 
     @Override
@@ -42,8 +63,46 @@ public final class RejoiningCollective implements Collective {
         if (group == null) {
             group = SharedMemoryCollective.join(settings);
             joins++;
+            if (device != null) {
+                checkSetup(group);
+            }
         }
         return group;
+    }
+
+    /** Every rank's {@link #setup}'s hash, all-gathered: one that differs from rank 0's ends the group. */
+    private void checkSetup(SharedMemoryCollective g) {
+        int size = settings.size();
+        DeviceBuffer hashes = device.allocate((long) size * Long.BYTES);
+        try {
+            ByteBuffer own = ByteBuffer.allocateDirect(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN)
+                    .putLong(0, fingerprint(setup));
+            device.copyFromHost(own, hashes, (long) rank() * Long.BYTES);
+            g.allGather(hashes, (long) rank() * Long.BYTES, hashes, 0, Long.BYTES);
+            ByteBuffer all = ByteBuffer.allocateDirect(size * Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            device.copyToHost(hashes, 0, all);
+            for (int r = 0; r < size; r++) {
+                if (all.getLong(r * Long.BYTES) != all.getLong(0)) {
+                    throw new CollectiveException(CollectiveException.Reason.INVALID_ARGUMENT, CollectiveOperation.JOIN,
+                            rank(), size, 0, "rank " + r + " of the group is set up otherwise than rank 0 (this rank: "
+                            + setup + "); give every rank the same settings", null);
+                }
+            }
+        } catch (CollectiveException e) {
+            drop();
+            throw e;
+        } finally {
+            device.free(hashes);
+        }
+    }
+
+    /** A 64-bit FNV-1a hash of {@code text}: the same on every JVM, unlike {@code String.hashCode} it spreads well. */
+    static long fingerprint(String text) {
+        long h = 0xcbf29ce484222325L;
+        for (byte b : text.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            h = (h ^ (b & 0xff)) * 0x100000001b3L;
+        }
+        return h;
     }
 
     private <T> T call(java.util.function.Function<SharedMemoryCollective, T> operation) {

@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -47,6 +48,42 @@ class RejoiningCollectiveTests {
             assertThat(r0.joins()).isEqualTo(2);
             assertThat(r1.joins()).isEqualTo(2);
         }
+    }
+
+    @Test
+    void ranksSetUpOtherwiseFailEveryCallNamingTheSetup() throws Exception {
+        Path file = dir.resolve("mstar-collective.setup");
+        try (HostDevice d0 = new HostDevice("host-0", 1 << 20); HostDevice d1 = new HostDevice("host-1", 1 << 20);
+                RejoiningCollective r0 = new RejoiningCollective(settings(file, 0), d0, "kv-host-pool-factor 4.0");
+                RejoiningCollective r1 = new RejoiningCollective(settings(file, 1), d1, "kv-host-pool-factor 2.0")) {
+            CompletableFuture<Throwable> first = CompletableFuture.supplyAsync(() -> failureOf(() -> gather(r0, d0, 1)));
+            Throwable second = failureOf(() -> gather(r1, d1, 2));
+            for (Throwable t : List.of(first.get(2 * TIMEOUT.toSeconds(), TimeUnit.SECONDS), second)) {
+                assertThat(t).isInstanceOfSatisfying(CollectiveException.class,
+                        e -> assertThat(e.reason()).isEqualTo(CollectiveException.Reason.INVALID_ARGUMENT))
+                        .hasMessageContaining("set up otherwise").hasMessageContaining("kv-host-pool-factor");
+            }
+            assertThat(d0.stats().bytesInUse()).isZero();
+        }
+        try (HostDevice d0 = new HostDevice("host-0", 1 << 20); HostDevice d1 = new HostDevice("host-1", 1 << 20);
+                RejoiningCollective r0 = new RejoiningCollective(settings(file, 0), d0, "same");
+                RejoiningCollective r1 = new RejoiningCollective(settings(file, 1), d1, "same")) {
+            assertThat(both(() -> gather(r0, d0, 5), () -> gather(r1, d1, 6))).isEqualTo(new long[] {5, 6});
+        }
+    }
+
+    private static Throwable failureOf(Runnable call) {
+        try {
+            call.run();
+            return null;
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
+    private static SharedMemoryCollectiveSettings settings(Path file, int rank) {
+        return new SharedMemoryCollectiveSettings(file, rank, 2, SharedMemoryCollectiveSettings.DEFAULT_CAPACITY_BYTES / 16,
+                TIMEOUT);
     }
 
     private static RejoiningCollective rank(Path file, int rank) {

@@ -89,7 +89,9 @@ public final class RejoiningCollective implements Collective {
                 }
             }
         } catch (CollectiveException e) {
-            drop();
+            // closed, not aborted: every peer completes the gather and finds the difference itself
+            group = null;
+            g.close();
             throw e;
         } finally {
             device.free(hashes);

@@ -27,6 +27,16 @@ class KvPressureTests extends ToyLmWorkers {
     }
 
     /** {@code count} requests of 3 pages each (prompts of 1..3 tokens growing to 9..12 positions). */
+    /**
+     * Starts every request in one burst: their messages reach the worker together, so their first steps batch together
+     * and they contend for pages however busy the machine is (started one by one, early ones could finish first).
+     */
+    void startTogether(List<KvCacheEngineTests.Req> reqs) {
+        broker.hold(s -> true);
+        reqs.forEach(r -> conductor.start(r.id(), List.of(r.pass())));
+        broker.release();
+    }
+
     static List<KvCacheEngineTests.Req> requests(String tag, int count, long seed) {
         Random random = new Random(seed);
         SamplingConfig topK = new SamplingConfig(null, 1.0, 5, 1.0, false, 1.0, 0L);
@@ -44,7 +54,7 @@ class KvPressureTests extends ToyLmWorkers {
         List<KvCacheEngineTests.Req> reqs = requests("p", 7, seed);
         assertThat(reqs.stream().mapToInt(KvCacheEngineTests.Req::pages).sum()).as("pages wanted")
                 .isGreaterThan(2 * KvCacheEngineTests.MAX_PAGES - 1);
-        reqs.forEach(r -> conductor.start(r.id(), List.of(r.pass())));
+        startTogether(reqs);
         // the gauge shows the requests whose step waits for pages while they wait, and none once all are done
         conductor.pumpUntil(() -> waiting() > 0, TIMEOUT);
         conductor.pumpUntilRemoved(TIMEOUT);

@@ -26,7 +26,7 @@ class KvWithoutHostPoolTests extends KvPressureTests {
     void twiceTheRequestsThePagesHoldAllCompleteWithTheirOwnTokens() throws Exception {
         long seed = Seeds.of("KvWithoutHostPoolTests");
         List<KvCacheEngineTests.Req> reqs = requests("q", 7, seed);
-        reqs.forEach(r -> conductor.start(r.id(), List.of(r.pass())));
+        startTogether(reqs);
         conductor.pumpUntilRemoved(TIMEOUT);
 
         for (KvCacheEngineTests.Req r : reqs) {

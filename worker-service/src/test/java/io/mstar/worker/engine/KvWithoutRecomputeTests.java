@@ -28,7 +28,7 @@ class KvWithoutRecomputeTests extends KvWithoutHostPoolTests {
     void twiceTheRequestsThePagesHoldAllCompleteWithTheirOwnTokens() throws Exception {
         long seed = Seeds.of("KvWithoutRecomputeTests");
         List<KvCacheEngineTests.Req> reqs = requests("q", 7, seed);
-        reqs.forEach(r -> conductor.start(r.id(), List.of(r.pass())));
+        startTogether(reqs);
         conductor.pumpUntilRemoved(TIMEOUT);
 
         int failed = 0;

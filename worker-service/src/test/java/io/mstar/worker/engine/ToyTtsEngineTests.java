@@ -56,12 +56,17 @@ class ToyTtsEngineTests {
         return new Out(run.textBytes(), run.audioBytes(), run.audio.size(), run.stopped);
     }
 
-    /** Starts every request at once (so the engines batch them), pumps to the end, answers outputs in order. */
+    /**
+     * Starts every request at once (so the engines batch them; their messages are held and handed over in one burst,
+     * however busy the machine), pumps to the end, answers outputs in order.
+     */
     static List<Out> runAll(TtsHarness h, String tag, List<Req> reqs) throws Exception {
+        h.broker.hold(s -> true);
         for (int i = 0; i < reqs.size(); i++) {
             Req r = reqs.get(i);
             h.start(tag + "-" + i, r.bytes(), r.maxTokens(), r.sampling(), r.seed());
         }
+        h.broker.release();
         h.pumpUntilRemoved();
         List<Out> outs = new ArrayList<>();
         for (int i = 0; i < reqs.size(); i++) {

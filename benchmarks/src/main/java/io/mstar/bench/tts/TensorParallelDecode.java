@@ -13,8 +13,6 @@ import java.util.concurrent.Future;
 
 import io.mstar.bench.DriverLogging;
 import io.mstar.deployment.KvCacheConfig;
-import io.mstar.model.ToyTtsModel;
-import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.collective.Collective;
 import io.mstar.tensor.collective.SharedMemoryCollective;
 import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
@@ -164,44 +162,23 @@ public final class TensorParallelDecode {
     }
 
     /**
-     * B requests prefilled together then decoded {@code tokens} steps as one batch per step, each sampled with its
-     * seed (temperature 0.8, top-k 40, EOS masked); on a TP2 rank ({@code rank} not null) rank 0 draws and
+     * {@link ToyTtsDecode#round}'s workload: B requests prefilled together then decoded {@code tokens} steps as one
+     * batch per step, each sampled as {@link ToyTtsDecode#draw} does; on a TP2 rank ({@code rank} not null) rank 0 draws and
      * broadcasts. Answers the timing and the last step's tokens.
      */
     static Outcome run(HostDevice device, LmBackend backend, KvCache cache, Rank rank, int batch, int promptBytes,
             int tokens) {
-        SamplingConfig sampling = new SamplingConfig(null, 0.8, 40, 1.0, true, 1.0, 0L);
         TokenSampler sampler = new TokenSampler();
         List<String> ids = new ArrayList<>();
-        List<LmJob> prefill = new ArrayList<>();
         int[] last = new int[batch];
-        for (int r = 0; r < batch; r++) {
-            String id = "bench-" + r;
-            ids.add(id);
-            cache.addRequest(id);
-            int[] feed = new int[promptBytes];
-            feed[0] = ToyTtsModel.BOS;
-            for (int i = 1; i < promptBytes; i++) {
-                feed[i] = 'a' + (i * 7 + r) % 26;
-            }
-            last[r] = 'a' + r % 26;
-            prefill.add(new LmJob(feed, cache.appendTokens(id, feed.length), cache.pages(id), false));
-        }
-        backend.run(device, cache.pool(), cache.layout(), prefill);
+        backend.run(device, cache.pool(), cache.layout(), ToyTtsDecode.prefill(cache, "bench-", batch, promptBytes, ids,
+                last));
         long collectiveBefore = rank == null ? 0 : rank.collective.nanos;
         long t1 = System.nanoTime();
         for (int step = 0; step < tokens; step++) {
-            List<LmJob> jobs = new ArrayList<>(batch);
-            for (int r = 0; r < batch; r++) {
-                String id = ids.get(r);
-                jobs.add(new LmJob(new int[] {last[r]}, cache.appendTokens(id, 1), cache.pages(id), true));
-            }
+            List<LmJob> jobs = ToyTtsDecode.decodeStep(cache, ids, last);
             float[][] logits = backend.run(device, cache.pool(), cache.layout(), jobs);
-            TensorParallelSampling.Draw draw = (r, row) -> {
-                float[] masked = row.clone();
-                masked[ToyTtsModel.EOS] = Float.NEGATIVE_INFINITY; // ignore_eos, as the kernel does
-                return sampler.sample(masked, sampling, 1000L + r, jobs.get(r).sequenceLength() - 1L);
-            };
+            TensorParallelSampling.Draw draw = (r, row) -> ToyTtsDecode.draw(sampler, row, r, jobs.get(r));
             if (rank == null) {
                 for (int r = 0; r < batch; r++) {
                     last[r] = draw.draw(r, logits[r]);

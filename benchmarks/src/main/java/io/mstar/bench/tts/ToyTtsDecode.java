@@ -106,13 +106,35 @@ public final class ToyTtsDecode {
     /** One timed round at batch {@code batch} (also {@link ServingEfficiency}'s kernel-only baseline). */
     static Result round(Device device, LmBackend backend, KvCache cache, int batch, int promptBytes, int tokens,
             int round) {
-        SamplingConfig sampling = new SamplingConfig(null, 0.8, 40, 1.0, true, 1.0, 0L);
         TokenSampler sampler = new TokenSampler();
         List<String> ids = new ArrayList<>();
-        List<LmJob> prefill = new ArrayList<>();
         int[] last = new int[batch];
+        List<LmJob> prefill = prefill(cache, "bench-" + round + "-", batch, promptBytes, ids, last);
+        long t0 = System.nanoTime();
+        backend.run(device, cache.pool(), cache.layout(), prefill);
+        long t1 = System.nanoTime();
+        for (int step = 0; step < tokens; step++) {
+            List<LmJob> jobs = decodeStep(cache, ids, last);
+            float[][] logits = backend.run(device, cache.pool(), cache.layout(), jobs);
+            for (int r = 0; r < batch; r++) {
+                last[r] = draw(sampler, logits[r], r, jobs.get(r));
+            }
+        }
+        long t2 = System.nanoTime();
+        ids.forEach(cache::releaseRequest);
+        double decodeSeconds = (t2 - t1) / 1e9;
+        return new Result(batch, (t1 - t0) / 1e6, (t2 - t1) / 1e6 / tokens, batch * (double) tokens / decodeSeconds);
+    }
+
+    /**
+     * The round's requests, {@code prefix + r} for r below {@code batch}, added to {@code cache} (their ids into
+     * {@code ids}) with their prefill jobs: {@code [BOS, promptBytes - 1 letters]}; the first decode token of each
+     * goes into {@code last}.
+     */
+    static List<LmJob> prefill(KvCache cache, String prefix, int batch, int promptBytes, List<String> ids, int[] last) {
+        List<LmJob> prefill = new ArrayList<>();
         for (int r = 0; r < batch; r++) {
-            String id = "bench-" + round + "-" + r;
+            String id = prefix + r;
             ids.add(id);
             cache.addRequest(id);
             int[] feed = new int[promptBytes];
@@ -123,25 +145,27 @@ public final class ToyTtsDecode {
             last[r] = 'a' + r % 26;
             prefill.add(new LmJob(feed, cache.appendTokens(id, feed.length), cache.pages(id), false));
         }
-        long t0 = System.nanoTime();
-        backend.run(device, cache.pool(), cache.layout(), prefill);
-        long t1 = System.nanoTime();
-        for (int step = 0; step < tokens; step++) {
-            List<LmJob> jobs = new ArrayList<>(batch);
-            for (int r = 0; r < batch; r++) {
-                String id = ids.get(r);
-                jobs.add(new LmJob(new int[] {last[r]}, cache.appendTokens(id, 1), cache.pages(id), true));
-            }
-            float[][] logits = backend.run(device, cache.pool(), cache.layout(), jobs);
-            for (int r = 0; r < batch; r++) {
-                float[] row = logits[r];
-                row[ToyTtsModel.EOS] = Float.NEGATIVE_INFINITY; // ignore_eos, as the kernel does
-                last[r] = sampler.sample(row, sampling, 1000L + r, jobs.get(r).sequenceLength() - 1L);
-            }
-        }
-        long t2 = System.nanoTime();
-        ids.forEach(cache::releaseRequest);
-        double decodeSeconds = (t2 - t1) / 1e9;
-        return new Result(batch, (t1 - t0) / 1e6, (t2 - t1) / 1e6 / tokens, batch * (double) tokens / decodeSeconds);
+        return prefill;
     }
+
+    /** One decode step's jobs: each request feeds its last token at its next position. */
+    static List<LmJob> decodeStep(KvCache cache, List<String> ids, int[] last) {
+        List<LmJob> jobs = new ArrayList<>(ids.size());
+        for (int r = 0; r < ids.size(); r++) {
+            String id = ids.get(r);
+            jobs.add(new LmJob(new int[] {last[r]}, cache.appendTokens(id, 1), cache.pages(id), true));
+        }
+        return jobs;
+    }
+
+    /**
+     * Request {@code r}'s next token from its {@code row} of logits, EOS masked (ignore_eos, as the kernel does, so
+     * every request runs to the end): temperature 0.8, top-k 40, seed {@code 1000 + r}. Masks {@code row} in place.
+     */
+    static int draw(TokenSampler sampler, float[] row, int r, LmJob job) {
+        row[ToyTtsModel.EOS] = Float.NEGATIVE_INFINITY;
+        return sampler.sample(row, SAMPLING, 1000L + r, job.sequenceLength() - 1L);
+    }
+
+    private static final SamplingConfig SAMPLING = new SamplingConfig(null, 0.8, 40, 1.0, true, 1.0, 0L);
 }

@@ -51,7 +51,6 @@ final class Lockstep {
     private final OwnerThread owner;
     private final EntityId self;
     private final Map<Integer, WorkerGraph> graphs;
-    private final Map<String, WorkerRequest> requests;
     private final Outbox outbox;
     private final KvCaches kv;
     private final boolean speculation;
@@ -62,12 +61,12 @@ final class Lockstep {
     private final LockstepFollower follower;
 
     Lockstep(OwnerThread owner, EntityId self, Map<Integer, WorkerGraph> graphs, Map<String, WorkerRequest> requests,
-            Outbox outbox, KvCaches kv, EngineMeters meters, boolean speculation, java.time.Duration timeout, java.util.function.LongSupplier clock,
-            Predicate<String> gone, Consumer<WorkerRequest> remove, Consumer<WorkerRequest> readsDone) {
+            Outbox outbox, KvCaches kv, EngineMeters meters, boolean speculation, java.time.Duration timeout,
+            java.util.function.LongSupplier clock, Predicate<String> gone, Consumer<WorkerRequest> remove,
+            Consumer<WorkerRequest> readsDone) {
         this.owner = owner;
         this.self = self;
         this.graphs = graphs;
-        this.requests = requests;
         this.outbox = outbox;
         this.kv = kv;
         this.speculation = speculation;
@@ -80,16 +79,12 @@ final class Lockstep {
     }
 
     /** The workers of the worker graph that runs {@code item}'s node for its request, rank 0 first. */
-    static List<String> ranks(ReadyItem item) {
-        for (WorkerGraph graph : item.pass().graphs) {
-            if (graph.nodeNames().contains(item.node().node.name())) {
-                return item.request().workerGraphToWorkers.getOrDefault(graph.id(), List.of());
-            }
-        }
-        return List.of();
+    private static List<String> ranks(ReadyItem item) {
+        return item.request().workersOf(item.pass(), item.node().node.name());
     }
 
-    Role role(ReadyItem item) {
+    /** This worker's role for {@code item}'s key: the same for every item of it, so worked out once. */
+    private Role role(ReadyItem item) {
         return roles.computeIfAbsent(Scheduler.key(item), k -> roleOf(ranks(item)));
     }
 
@@ -104,19 +99,19 @@ final class Lockstep {
         return role(item) == Role.FOLLOWS;
     }
 
-    /** Whether {@code step} runs in lockstep with other workers (it must not be speculated on: not built yet). */
-    boolean inLockstep(Step step) {
-        return role(step.items.get(0)) != Role.ALONE;
-    }
-
     /**
      * The next batch: a follower batch ({@link LockstepFollower#next}), else the scheduler's choice among the keys
-     * this worker schedules itself; empty when nothing is ready.
+     * this worker schedules itself; empty when nothing is ready. The role of the batch's key is known from here on:
+     * {@link #busy} and {@link #inLockstep} read it while the batch is built, runs and waits for pages.
      */
     Batch next(Scheduler scheduler, java.util.function.ToIntFunction<Scheduler.Key> limit) {
         owner.check();
         Batch led = follower.idle() ? null : follower.next(scheduler, scheduler.hasWork(this::followed));
-        return led != null ? led : new Batch(scheduler.next(limit, this::followed), null);
+        Batch batch = led != null ? led : new Batch(scheduler.next(limit, this::followed), null);
+        if (!batch.items().isEmpty()) {
+            role(batch.items().get(0));
+        }
+        return batch;
     }
 
     /**
@@ -133,7 +128,7 @@ final class Lockstep {
                 log.error("batch {} of {}: this follower could not admit every call the leader runs",
                         step.tpSeq, step.key.node());
             }
-        } else if (role(step.items.get(0)) == Role.LEADS) {
+        } else if (roles.get(step.key) == Role.LEADS) {
             step.tpSeq = lead(step);
         }
     }
@@ -141,7 +136,7 @@ final class Lockstep {
     /** {@code step} completed (after the engine took its results): decisions owed and removals that waited go on. */
     void completed(Step step) {
         owner.check();
-        if (step.tpSeq >= 0 && role(step.items.get(0)) == Role.LEADS) {
+        if (step.tpSeq >= 0 && roles.get(step.key) == Role.LEADS) {
             ledStepDone(step, step.tpSeq);
         }
         follower.release();
@@ -149,18 +144,18 @@ final class Lockstep {
 
     /** Whether this worker follows a leader for some node of {@code request}. */
     boolean follows(WorkerRequest request) {
-        return rankOf(request) > 0;
+        return groupOf(request).indexOf(self.value()) > 0;
     }
 
-    /** This worker's rank in the first group of size 2+ of {@code request} that holds it; -1 when none. */
-    private int rankOf(WorkerRequest request) {
+    /** The workers of the first tensor-parallel group of {@code request} that holds this worker; empty when none. */
+    private List<String> groupOf(WorkerRequest request) {
         for (Map.Entry<Integer, List<String>> e : request.workerGraphToWorkers.entrySet()) {
             List<String> workers = e.getValue();
             if (workers.size() > 1 && graphs.containsKey(e.getKey()) && workers.contains(self.value())) {
-                return workers.indexOf(self.value());
+                return workers;
             }
         }
-        return -1;
+        return List.of();
     }
 
     // ---- leader ----
@@ -206,11 +201,6 @@ final class Lockstep {
         return ranks.subList(1, ranks.size());
     }
 
-
-
-
-
-
     /**
      * The requests a reservation for {@code key} may offload to make room: none on a follower, which takes the
      * leader's moves instead of choosing its own; else those {@code busy} does not hold.
@@ -219,20 +209,14 @@ final class Lockstep {
         return roles.get(key) == Role.FOLLOWS ? id -> true : busy;
     }
 
-    /** Whether {@code key} runs in lockstep here: its KV must move only by journalled moves (no recompute drops). */
+    /**
+     * Whether {@code key} runs in lockstep here: its steps are not speculated on (not built yet) and its KV moves only
+     * by journalled moves (no recompute drops).
+     */
     boolean inLockstep(Scheduler.Key key) {
         Role role = roles.get(key);
         return role != null && role != Role.ALONE;
     }
-
-
-
-
-
-
-
-
-
 
     /** Whether a turn now could start a batch: own work is ready, or a FIFO head's requests all are. */
     boolean couldRun(Scheduler scheduler) {
@@ -251,20 +235,13 @@ final class Lockstep {
         String id = request.requestId;
         Long last = lastNamed.remove(id);
         follower.forget(id);
-        for (Map.Entry<Integer, List<String>> e : request.workerGraphToWorkers.entrySet()) {
-            List<String> workers = e.getValue();
-            if (workers.size() > 1 && graphs.containsKey(e.getKey()) && workers.get(0).equals(self.value())) {
-                RemoveRequest relay = new RemoveRequest(id, MessageSource.TP_RANK_0, last == null ? -1 : last);
-                for (String follower : workers.subList(1, workers.size())) {
-                    outbox.toWorker(EntityId.parse(follower), WorkerMessage.of(relay));
-                }
-                return;
+        List<String> group = groupOf(request);
+        if (!group.isEmpty() && group.get(0).equals(self.value())) {
+            RemoveRequest relay = new RemoveRequest(id, MessageSource.TP_RANK_0, last == null ? -1 : last);
+            for (String rank : group.subList(1, group.size())) {
+                outbox.toWorker(EntityId.parse(rank), WorkerMessage.of(relay));
             }
         }
     }
-
-
-
-
 
 }

@@ -35,6 +35,10 @@ final class LockstepFollower {
     private record Queued(ScheduleTPNode schedule, long arrivedNanos) {
     }
 
+    /** The requests of a batch that are here and schedulable, and their model (null when none is). */
+    private record Live(String model, List<String> ids) {
+    }
+
     private final OwnerThread owner;
     private final Map<String, WorkerRequest> requests;
     private final KvCaches kv;
@@ -56,14 +60,9 @@ final class LockstepFollower {
     /** The model of each node a batch named a live request of: a node's moves replay on that model's cache. */
     private final Map<String, String> nodeModels = new HashMap<>();
     private boolean lastRanFollowerBatch;
-    private long followerBatches;
-    private long skippedCalls;
-    private long droppedBatches;
-    private long residentMismatches;
 
     LockstepFollower(OwnerThread owner, Map<String, WorkerRequest> requests, KvCaches kv, EngineMeters meters,
-            java.time.Duration timeout,
-            LongSupplier clock, Predicate<String> gone, Consumer<WorkerRequest> remove,
+            java.time.Duration timeout, LongSupplier clock, Predicate<String> gone, Consumer<WorkerRequest> remove,
             Consumer<WorkerRequest> readsDone) {
         this.owner = owner;
         this.requests = requests;
@@ -86,8 +85,7 @@ final class LockstepFollower {
         owner.check();
         for (ArrayDeque<Queued> fifo : fifos.values()) {
             Queued head = fifo.peek();
-            if (head != null && (satisfiable(scheduler, head.schedule())
-                    || clock.getAsLong() - head.arrivedNanos() > timeoutNanos)) {
+            if (head != null && (satisfiable(scheduler, head.schedule()) || expired(head))) {
                 return true;
             }
         }
@@ -135,52 +133,33 @@ final class LockstepFollower {
                 continue;
             }
             ScheduleTPNode head = queued.schedule();
-            if (clock.getAsLong() - queued.arrivedNanos() > timeoutNanos && !satisfiable(scheduler, head)) {
+            if (expired(queued) && !satisfiable(scheduler, head)) {
                 // the leader's collectives for it have timed out: its requests fail there, and their removals follow;
                 // its moves were made on the leader all the same
                 replay(head);
                 fifo.poll();
-                droppedBatches++;
                 meters.lockstepAnomaly(EngineMeters.DROPPED_BATCH, 1);
                 log.warn("batch {} of {} dropped: not every request it names was ready here within {} ms",
                         head.specSeq(), head.nodeName(), timeoutNanos / 1_000_000);
                 release();
-                return next(scheduler, ownWork);
+                continue; // the turn this asks for looks at the FIFO's next head
             }
-            List<String> live = new ArrayList<>();
-            String model = null;
-            boolean waiting = false;
-            for (String id : head.requestIds()) {
-                WorkerRequest request = requests.get(id);
-                if (request == null && !gone.test(id)) {
-                    waiting = true; // its NewRequest has not come yet
-                    break;
-                }
-                if (request == null || !request.schedulable()) {
-                    continue;
-                }
-                model = request.model;
-                nodeModels.put(head.nodeName(), model);
-                live.add(id);
+            Live live = liveOf(head);
+            if (live == null || !replay(head)) {
+                continue; // a NewRequest has not come yet, or a move of the leader's cannot be made here yet (no room)
             }
-            if (waiting) {
-                continue;
-            }
-            if (!replay(head)) {
-                continue; // a move of the leader's cannot be made here yet (no room): the batch waits for it
-            }
-            List<ReadyItem> items = live.isEmpty() ? List.of()
-                    : scheduler.takeExactly(new Scheduler.Key(model, head.nodeName(), head.graphWalk()), live);
+            List<ReadyItem> items = live.ids().isEmpty() ? List.of() : scheduler.takeExactly(
+                    new Scheduler.Key(live.model(), head.nodeName(), head.graphWalk()), live.ids());
             if (items == null) {
                 continue; // not every request is ready for the node yet
             }
-            checkResident(model, head, live);
+            checkResident(live.model(), head, live.ids());
             fifo.poll();
-            if (live.size() < head.requestIds().size()) {
-                skippedCalls += head.requestIds().size() - live.size();
-                meters.lockstepAnomaly(EngineMeters.SKIPPED_CALL, head.requestIds().size() - live.size());
+            int skipped = head.requestIds().size() - live.ids().size();
+            if (skipped > 0) {
+                meters.lockstepAnomaly(EngineMeters.SKIPPED_CALL, skipped);
                 log.warn("batch {} of {}: {} of its requests failed or left here; the rest run", head.specSeq(),
-                        head.nodeName(), head.requestIds().size() - live.size());
+                        head.nodeName(), skipped);
             }
             if (items.isEmpty()) {
                 ran(head);
@@ -188,7 +167,6 @@ final class LockstepFollower {
                 continue;
             }
             lastRanFollowerBatch = true;
-            followerBatches++;
             return new Lockstep.Batch(items, head);
         }
         lastRanFollowerBatch = false;
@@ -211,7 +189,6 @@ final class LockstepFollower {
     private void checkResident(String model, ScheduleTPNode head, List<String> live) {
         List<String> offloaded = live.stream().filter(id -> !kv.residentOrUnknown(model, head.nodeName(), id)).toList();
         if (!offloaded.isEmpty()) {
-            residentMismatches++;
             meters.lockstepAnomaly(EngineMeters.RESIDENT_MISMATCH, 1);
             log.error("batch {} of {}: requests {} are offloaded here but resident on the leader", head.specSeq(),
                     head.nodeName(), offloaded);
@@ -235,19 +212,36 @@ final class LockstepFollower {
     }
 
     private boolean satisfiable(Scheduler scheduler, ScheduleTPNode head) {
-        List<String> live = new ArrayList<>();
+        Live live = liveOf(head);
+        return live != null && (live.ids().isEmpty() || scheduler.hasExactly(
+                new Scheduler.Key(live.model(), head.nodeName(), head.graphWalk()), live.ids()));
+    }
+
+    /**
+     * The requests {@code head} names that run here, skipping those that failed or left (the leader decides, the rest
+     * still run); null while one has not come yet (its NewRequest is on the way).
+     */
+    private Live liveOf(ScheduleTPNode head) {
+        List<String> ids = new ArrayList<>();
         String model = null;
         for (String id : head.requestIds()) {
             WorkerRequest request = requests.get(id);
             if (request == null && !gone.test(id)) {
-                return false;
+                return null;
             }
             if (request != null && request.schedulable()) {
                 model = request.model;
-                live.add(id);
+                ids.add(id);
             }
         }
-        return live.isEmpty() || scheduler.hasExactly(new Scheduler.Key(model, head.nodeName(), head.graphWalk()), live);
+        if (model != null) {
+            nodeModels.put(head.nodeName(), model);
+        }
+        return new Live(model, ids);
+    }
+
+    private boolean expired(Queued queued) {
+        return clock.getAsLong() - queued.arrivedNanos() > timeoutNanos;
     }
 
     /** Parked removals whose batch ran go on, in seq order; owed ReadsDone go out. */
@@ -319,28 +313,5 @@ final class LockstepFollower {
                 remove.accept(request);
             }
         }
-    }
-
-    long followerBatches() {
-        return followerBatches;
-    }
-
-    long skippedCalls() {
-        return skippedCalls;
-    }
-
-    /** Leader batches queued here and not run yet (all nodes). */
-    int queuedBatches() {
-        return fifos.values().stream().mapToInt(ArrayDeque::size).sum();
-    }
-
-    /** Follower batches whose requests were not all resident here after the leader's moves. */
-    long residentMismatches() {
-        return residentMismatches;
-    }
-
-    /** Leader batches a follower dropped because they could not start within the timeout. */
-    long droppedBatches() {
-        return droppedBatches;
     }
 }

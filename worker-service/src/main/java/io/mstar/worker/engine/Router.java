@@ -139,13 +139,8 @@ final class Router {
 
     /** Whether this worker is rank 1 or up of the worker graph of {@code pass} that runs {@code producer}. */
     private boolean follows(WorkerRequest request, PartitionPass pass, String producer) {
-        for (WorkerGraph graph : pass.graphs) {
-            if (graph.nodeNames().contains(producer)) {
-                List<String> workers = request.workerGraphToWorkers.getOrDefault(graph.id(), List.of());
-                return workers.size() > 1 && !workers.get(0).equals(self.value());
-            }
-        }
-        return false;
+        List<String> workers = request.workersOf(pass, producer);
+        return workers.size() > 1 && !workers.get(0).equals(self.value());
     }
 
     /** One InputSignals per worker of {@code target}, each one routed copy. */

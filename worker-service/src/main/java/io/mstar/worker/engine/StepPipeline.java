@@ -111,7 +111,7 @@ final class StepPipeline {
             }
         }
         // At once: an idle loop may not turn again before the running step completes.
-        if (speculation && running != null && speculated == null && !lockstep.inLockstep(running)) {
+        if (speculation && running != null && speculated == null && !lockstep.inLockstep(running.key)) {
             speculate(running);
         }
     }

@@ -83,8 +83,7 @@ public final class WorkerEngine {
         this.streams = new StreamPasses(owner, ledger, reads, passes, callbacks);
         boolean speculation = settings.pipeline() && settings.speculation().enabled(data.device().kind());
         this.lockstep = new Lockstep(owner, self, graphs, requests, outbox, kv, meters, speculation,
-                settings.lockstepTimeout(),
-                System::nanoTime, tombstones::contains, this::removeRelayed, reads::drained);
+                settings.lockstepTimeout(), System::nanoTime, tombstones::contains, this::removeFollowed, reads::drained);
         this.pipeline = new StepPipeline(owner, settings, kernels, scheduler, kv, data, ledger, meters, speculation,
                 lockstep, callbacks);
         this.teardown = new RequestTeardown(owner, self, requests, scheduler, ledger, data, kv, tombstones, parked, reads,
@@ -132,8 +131,8 @@ public final class WorkerEngine {
         return teardown.dropOrphans(why);
     }
 
-    /** A removal the tensor-parallel leader relayed, once the batch it waited for ran here. */
-    private void removeRelayed(WorkerRequest request) {
+    /** A tensor-parallel follower's removal: relayed by its leader, or the conductor's with no relay in time. */
+    private void removeFollowed(WorkerRequest request) {
         teardown.remove(request);
     }
 
@@ -251,10 +250,5 @@ public final class WorkerEngine {
 
     long voidedSpeculatedCalls() {
         return pipeline.voidedCalls();
-    }
-
-    /** Follower batches whose requests were not all resident after the leader's moves (tests). */
-    long lockstepResidentMismatches() {
-        return lockstep.follower().residentMismatches();
     }
 }

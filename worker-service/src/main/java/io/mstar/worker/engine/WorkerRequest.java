@@ -42,6 +42,19 @@ final class WorkerRequest {
         return partitions.values().stream().allMatch(p -> p.idle() && p.pending.isEmpty());
     }
 
+    /**
+     * The workers of the worker graph of {@code pass} that runs {@code node}, rank 0 first: more than one for a node of
+     * a tensor-parallel group (docs/tensor-parallelism.md); empty when no graph of the pass runs it.
+     */
+    List<String> workersOf(PartitionPass pass, String node) {
+        for (io.mstar.graph.WorkerGraph graph : pass.graphs) {
+            if (graph.nodeNames().contains(node)) {
+                return workerGraphToWorkers.getOrDefault(graph.id(), List.of());
+            }
+        }
+        return List.of();
+    }
+
     boolean schedulable() {
         return phase == RequestPhase.ACTIVE;
     }

@@ -70,10 +70,14 @@ public final class RejoiningCollective implements Collective {
         return group;
     }
 
-    /** Every rank's {@link #setup}'s hash, all-gathered: one that differs from rank 0's ends the group. */
+    /**
+     * Every rank's {@link #setup}'s hash, all-gathered: a rank whose differs from rank 0's makes every rank fail. The
+     * group is closed, not aborted, so that every peer completes the gather and finds the difference itself.
+     */
     private void checkSetup(SharedMemoryCollective g) {
         int size = settings.size();
         DeviceBuffer hashes = device.allocate((long) size * Long.BYTES);
+        int differs = -1;
         try {
             ByteBuffer own = ByteBuffer.allocateDirect(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN)
                     .putLong(0, fingerprint(setup));
@@ -81,24 +85,22 @@ public final class RejoiningCollective implements Collective {
             g.allGather(hashes, (long) rank() * Long.BYTES, hashes, 0, Long.BYTES);
             ByteBuffer all = ByteBuffer.allocateDirect(size * Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
             device.copyToHost(hashes, 0, all);
-            for (int r = 0; r < size; r++) {
-                if (all.getLong(r * Long.BYTES) != all.getLong(0)) {
-                    throw new CollectiveException(CollectiveException.Reason.INVALID_ARGUMENT, CollectiveOperation.JOIN,
-                            rank(), size, 0, "rank " + r + " of the group is set up otherwise than rank 0 (this rank: "
-                            + setup + "); give every rank the same settings", null);
-                }
+            for (int r = 1; r < size && differs < 0; r++) {
+                differs = all.getLong(r * Long.BYTES) != all.getLong(0) ? r : -1;
             }
-        } catch (CollectiveException e) {
-            // closed, not aborted: every peer completes the gather and finds the difference itself
-            group = null;
-            g.close();
-            throw e;
         } finally {
             device.free(hashes);
         }
+        if (differs >= 0) {
+            group = null;
+            g.close();
+            throw new CollectiveException(CollectiveException.Reason.INVALID_ARGUMENT, CollectiveOperation.JOIN, rank(),
+                    size, 0, "rank " + differs + " of the group is set up otherwise than rank 0 (this rank: " + setup
+                    + "); give every rank the same settings", null);
+        }
     }
 
-    /** A 64-bit FNV-1a hash of {@code text}: the same on every JVM, unlike {@code String.hashCode} it spreads well. */
+    /** A 64-bit FNV-1a hash of {@code text}: fixed by its definition, so every rank's JVM computes the same. */
     static long fingerprint(String text) {
         long h = 0xcbf29ce484222325L;
         for (byte b : text.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
@@ -107,9 +109,10 @@ public final class RejoiningCollective implements Collective {
         return h;
     }
 
-    private <T> T call(java.util.function.Function<SharedMemoryCollective, T> operation) {
+    /** Runs {@code operation} on the group, joined first if need be; a failure ends the group for this rank. */
+    private void call(java.util.function.Consumer<SharedMemoryCollective> operation) {
         try {
-            return operation.apply(joined());
+            operation.accept(joined());
         } catch (CollectiveException e) {
             drop();
             throw e;
@@ -118,34 +121,22 @@ public final class RejoiningCollective implements Collective {
 
     @Override
     public void allReduceSum(DeviceBuffer buffer, long offset, int floats) {
-        call(g -> {
-            g.allReduceSum(buffer, offset, floats);
-            return null;
-        });
+        call(g -> g.allReduceSum(buffer, offset, floats));
     }
 
     @Override
     public void broadcast(DeviceBuffer buffer, long offset, long bytes) {
-        call(g -> {
-            g.broadcast(buffer, offset, bytes);
-            return null;
-        });
+        call(g -> g.broadcast(buffer, offset, bytes));
     }
 
     @Override
     public void allGather(DeviceBuffer in, long inOffset, DeviceBuffer out, long outOffset, long bytesPerRank) {
-        call(g -> {
-            g.allGather(in, inOffset, out, outOffset, bytesPerRank);
-            return null;
-        });
+        call(g -> g.allGather(in, inOffset, out, outOffset, bytesPerRank));
     }
 
     @Override
     public void barrier() {
-        call(g -> {
-            g.barrier();
-            return null;
-        });
+        call(g -> g.barrier());
     }
 
     /** Ends the current group for every rank (their waiting calls fail at once); the next call joins a new one. */

@@ -12,7 +12,6 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.testing.Seeds;
@@ -44,9 +43,29 @@ class ToyTtsTensorParallelEngineTests {
     @TempDir
     Path dir;
 
+    /**
+     * The codec on the follower, which so has work of its own beside the leader's batches, and lm pools of 10 pages
+     * per rank, which the requests overflow: the leader offloads and reloads, the follower replays.
+     */
+    static final String TP2_BUSY_FOLLOWER = """
+            models:
+              - name: toy-tts
+                kv_cache: {page_size: 16, max_num_pages: 10}
+                node_groups:
+                  - node_names: [codec]
+                    workers: [1]
+                  - node_names: [lm]
+                    workers: [0, 1]
+                    tp_size: 2
+            """;
+
     private TtsHarness tp2(String name, EngineProperties engine) {
+        return tp2(name, TP2, engine);
+    }
+
+    private TtsHarness tp2(String name, String yaml, EngineProperties engine) {
         Path file = dir.resolve(name + ".collective");
-        return new TtsHarness(dir.resolve(name), TP2, (worker, device) -> ToyTtsKernels.tensorParallel(device,
+        return new TtsHarness(dir.resolve(name), yaml, (worker, device) -> ToyTtsKernels.tensorParallel(device,
                 new RejoiningCollective(new SharedMemoryCollectiveSettings(file, worker, 2,
                         SharedMemoryCollectiveSettings.DEFAULT_CAPACITY_BYTES, Duration.ofSeconds(20)))),
                 () -> new HostDevice(HostDevice.NAME, 64 << 20), engine);
@@ -96,6 +115,32 @@ class ToyTtsTensorParallelEngineTests {
                 assertThat(got.get(i).stopped()).as(what).isEqualTo(reference.get(i).stopped());
             }
         }
+    }
+
+    @Test
+    void aFollowerWithWorkOfItsOwnAndTooFewPagesTakesTheLeadersMovesAndTheOutputsStay() throws Exception {
+        long seed = Seeds.of("ToyTtsTensorParallelEngineTests.busyFollower");
+        List<ToyTtsEngineTests.Req> reqs = requests(seed);
+        List<ToyTtsEngineTests.Out> reference;
+        try (TtsHarness h = new TtsHarness(dir.resolve("roomy"), TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
+            reference = ToyTtsEngineTests.runAll(h, "one", reqs);
+        }
+        try (TtsHarness h = tp2("busy-follower", TP2_BUSY_FOLLOWER, EngineProperties.defaults())) {
+            List<ToyTtsEngineTests.Out> got = ToyTtsEngineTests.runAll(h, "b", reqs);
+            for (int i = 0; i < reqs.size(); i++) {
+                assertThat(got.get(i).text()).as("request %d (seed %d)", i, seed).isEqualTo(reference.get(i).text());
+                assertThat(got.get(i).audio()).as("request %d (seed %d)", i, seed).isEqualTo(reference.get(i).audio());
+            }
+            double offloads = h.w0.registry.get(KvCaches.KV_MOVES).tags("move", "offload").functionCounter().count();
+            assertThat(offloads).as("the leader offloaded (seed %d)", seed).isPositive();
+            assertThat(h.w1.registry.get(KvCaches.KV_MOVES).tags("move", "offload").functionCounter().count())
+                    .as("the follower replayed them").isPositive().isLessThanOrEqualTo(offloads);
+            for (String kind : List.of(EngineMeters.RESIDENT_MISMATCH, EngineMeters.DROPPED_BATCH,
+                    EngineMeters.SKIPPED_CALL, EngineMeters.UNRELAYED_REMOVAL)) {
+                assertThat(h.w1.registry.get(EngineMeters.Definition.LOCKSTEP_ANOMALIES.declaration().name())
+                        .tag("kind", kind).counter().count()).as("follower anomalies: %s", kind).isZero();
+            }
+        } // close(): both workers at baseline
     }
 
     @Test

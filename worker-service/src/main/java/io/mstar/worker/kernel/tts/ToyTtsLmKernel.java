@@ -230,16 +230,12 @@ public final class ToyTtsLmKernel implements KvCacheKernel, AutoCloseable {
     }
 
     /**
-     * Rank 0's draws for the batch, the same on every rank: a row per admitted call (a prefill's row is never read),
-     * so every rank broadcasts the same number of ids.
+     * Rank 0's draws for the batch, the same on every rank: a row per admitted call (a prefill's row, which has no
+     * logits, is never drawn), so every rank broadcasts the same number of ids.
      */
     private int[] groupTokens(Device device, List<NodeCall> batch, List<KvStep> steps, List<Integer> admitted,
             List<int[]> states, float[][] logits) {
-        float[][] rows = new float[admitted.size()][];
-        for (int j = 0; j < rows.length; j++) {
-            rows[j] = logits.length > j && logits[j] != null ? logits[j] : new float[0];
-        }
-        return new TensorParallelSampling(group, device).sample(rows, (j, row) -> {
+        return new TensorParallelSampling(group, device).sample(logits, (j, row) -> {
             int i = admitted.get(j);
             return isPrefill(batch.get(i)) ? 0 : draw(steps.get(i), states.get(j)[1], row);
         });

@@ -233,6 +233,13 @@ public final class ServingEfficiency {
             }
             System.out.println(line);
         });
+        System.out.println();
+        System.out.println("Where the lm worker's time went in each mode's best round:");
+        for (int b : results.keySet()) {
+            for (Cluster c : clusters) {
+                System.out.printf(Locale.ROOT, "batch %d: %-12s %s%n", b, c.name, c.bestSteps.get(b).describe());
+            }
+        }
     }
 
     /** The untimed rounds' numbers: request ids carry the round, and an id is never used twice. */
@@ -289,8 +296,8 @@ public final class ServingEfficiency {
     }
 
     /** One worker as the service assembles it, with an outbox of the driver's. */
-    private record Worker(EngineLoop loop, WorkerDataPlane data, KernelCatalog kernels, EngineMeters meters)
-            implements AutoCloseable {
+    private record Worker(EngineLoop loop, WorkerDataPlane data, KernelCatalog kernels, EngineMeters meters,
+            SimpleMeterRegistry registry) implements AutoCloseable {
 
         static Worker start(EntityId id, Path arena, Device device, List<WorkerGraph> graphs,
                 DeploymentConfig deployment, EngineProperties engine, ResidentMode resident, Outbox outbox) {
@@ -306,7 +313,7 @@ public final class ServingEfficiency {
                     executor -> new WorkerEngine(id, engine, graphs, kernels, data.parts(), outbox, executor, meters,
                             kv), meters);
             self[0].start();
-            return new Worker(self[0], data, kernels, meters);
+            return new Worker(self[0], data, kernels, meters, registry);
         }
 
         static WorkerDataProperties dataSettings(Path arena) {
@@ -324,6 +331,37 @@ public final class ServingEfficiency {
             } finally {
                 data.close();
             }
+        }
+    }
+
+    /**
+     * The lm worker's batches over a round: how many, how many requests in each on average, and the kernels' share
+     * of the round's decode time (their time over it; prefill and the round's tail are in the former, not the
+     * latter, so this is an upper bound). A share well under 1 means the device waited for the engine.
+     */
+    record LmSteps(long batches, double requests, double kernelSeconds, double roundSeconds) {
+
+        static LmSteps of(SimpleMeterRegistry registry) {
+            long batches = 0;
+            double requests = 0;
+            for (var s : registry.find("mstar.worker.batch.size").tag("node", ToyTtsModel.LM).summaries()) {
+                batches += s.count();
+                requests += s.totalAmount();
+            }
+            double kernel = registry.find("mstar.worker.step").tag("node", ToyTtsModel.LM).timers().stream()
+                    .mapToDouble(t -> t.totalTime(TimeUnit.SECONDS)).sum();
+            return new LmSteps(batches, requests, kernel, 0);
+        }
+
+        LmSteps minus(LmSteps before, long roundNanos) {
+            return new LmSteps(batches - before.batches, requests - before.requests,
+                    kernelSeconds - before.kernelSeconds, roundNanos / 1e9);
+        }
+
+        String describe() {
+            return String.format(Locale.ROOT, "%d lm batches, %.1f requests each, %.0f µs kernel per batch, "
+                    + "kernel %.2f of the round", batches, requests / Math.max(1, batches),
+                    kernelSeconds * 1e6 / Math.max(1, batches), kernelSeconds / roundSeconds);
         }
     }
 
@@ -368,6 +406,9 @@ public final class ServingEfficiency {
         private long decodeStart;
         private long lastToken;
         private int removed;
+        /** Per batch: the best timed round's tokens/s and the lm worker's steps in it. */
+        final Map<Integer, Double> bestRates = new HashMap<>();
+        final Map<Integer, LmSteps> bestSteps = new HashMap<>();
 
         Cluster(Mode mode, Path arena, List<WorkerGraph> graphs, DeploymentConfig deployment,
                 Supplier<Device> devices) throws Exception {
@@ -434,6 +475,7 @@ public final class ServingEfficiency {
 
         /** B requests from NewRequest to removal; answers decode tokens/s. */
         double round(int batch, int promptBytes, int tokens, int round) throws Exception {
+            LmSteps before = LmSteps.of(workers.get(0).registry());
             runs.clear();
             decodeStart = 0;
             lastToken = 0;
@@ -462,7 +504,13 @@ public final class ServingEfficiency {
                 throw new IllegalStateException(r.id + " emitted " + r.textTokens + " text tokens, not " + tokens);
             });
             awaitEmpty();
-            return batch * (double) tokens / ((lastToken - decodeStart) / 1e9);
+            long nanos = lastToken - decodeStart;
+            double rate = batch * (double) tokens / (nanos / 1e9);
+            if (round >= 0 && rate > bestRates.getOrDefault(batch, 0.0)) {
+                bestRates.put(batch, rate);
+                bestSteps.put(batch, LmSteps.of(workers.get(0).registry()).minus(before, nanos));
+            }
+            return rate;
         }
 
         private void start(Run run, byte[] prompt) {

@@ -8,6 +8,7 @@ import io.mstar.tensor.arena.ShmArena;
 import io.mstar.tensor.bookkeeping.TensorStoreException;
 import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.DeviceBuffer;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -77,10 +78,12 @@ public final class TensorPublisher implements TensorRelease {
      * ({@code shm_segment}/{@code shm_offset} filled in, or a null segment when the arena spilled: then a peer
      * reads over HTTP, which serves the spill file's mapping).
      *
-     * <p>Before copying, each device the tensors live on is synchronized once: the kernels that produced them
-     * may still be running on its streams, and a descriptor leaves the process only after the device work that
-     * produced its tensor has completed (docs/architecture.md#tensor-lifetime). A per-tensor event recorded by the
-     * kernel launcher would wait for less; this is the simple correct form until the engine records one.
+     * <p>A tensor stored with a host copy ({@code cpu_tensor}) is copied from it: those bytes are final when the
+     * producer stores them, so nothing waits for the device. For the others, each device they live on is
+     * synchronized once before copying: the kernels that produced them may still be running on its streams, and a
+     * descriptor leaves the process only after the device work that produced its tensor has completed
+     * (docs/architecture.md#tensor-lifetime). A per-tensor event recorded by the kernel launcher would wait for
+     * less; this is the simple correct form until the engine records one.
      *
      * <p>All or nothing: the batch is validated first (stored here, not yet published, no repeats), and a
      * failure past that – an arena or device error, a bookkeeper refusal – frees the slots already taken and
@@ -98,12 +101,17 @@ public final class TensorPublisher implements TensorRelease {
                 throw new IllegalStateException("tensor " + uuid + " is already published or repeated in the batch");
             }
         }
+        List<ByteBuffer> hostCopies = new ArrayList<>(uuids.length);
         Map<Device, Boolean> synced = new HashMap<>();
-        for (DeviceBuffer buffer : buffers) {
-            synced.computeIfAbsent(buffer.device(), d -> {
-                d.synchronize();
-                return Boolean.TRUE;
-            });
+        for (int i = 0; i < uuids.length; i++) {
+            ByteBuffer cpu = store.getCpuTensor(uuids[i]);
+            hostCopies.add(cpu);
+            if (cpu == null) {
+                synced.computeIfAbsent(buffers.get(i).device(), d -> {
+                    d.synchronize();
+                    return Boolean.TRUE;
+                });
+            }
         }
         List<ArenaSlot> slots = new ArrayList<>(uuids.length);
         try {
@@ -114,7 +122,11 @@ public final class TensorPublisher implements TensorRelease {
                 // On a HostDevice this is one memcpy. The zero-copy path – a host tensor allocated in the arena
                 // to begin with (§10), so publishing only reports where it already is – belongs here, once the
                 // host device can allocate from the arena.
-                buffer.device().copyToHost(buffer, 0, slot.buffer());
+                if (hostCopies.get(i) != null) {
+                    slot.buffer().duplicate().put(hostCopies.get(i));
+                } else {
+                    buffer.device().copyToHost(buffer, 0, slot.buffer());
+                }
             }
             arena.reportPlacement(slots); // -> the bookkeeper's setShmPlacement; -1 for a spilled slot
             for (long uuid : uuids) {

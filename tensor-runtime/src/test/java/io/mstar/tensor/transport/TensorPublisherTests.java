@@ -184,6 +184,35 @@ class TensorPublisherTests {
         assertThat(device.stats().bytesInUse()).isZero();
     }
 
+    @ParameterizedTest
+    @MethodSource("bookkeepers")
+    void aTensorWithAHostCopyIsPublishedFromItWithoutWaitingForTheDevice(Supplier<TensorBookkeeping> backend) {
+        producer(backend);
+        RecordingDevice recording = new RecordingDevice(device);
+        long plain = put(recording, 100);
+        long uuid = nextUuid++;
+        DeviceBuffer buffer = recording.allocate(64);
+        ByteBuffer values = ByteBuffer.allocate(64);
+        TestPattern.fill(values, uuid);
+        recording.copyFromHost(values.duplicate(), buffer, 0);
+        store.putTensor("r", uuid, buffer, new TensorPointerInfo(uuid, List.of(64L), List.of(1L), "uint8", 64,
+                buffer.address(), "127.0.0.1:7000", "worker-4"), values);
+        recording.calls.clear();
+
+        TensorPointerInfo info = publisher.publish(store, uuid);
+        assertThat(recording.calls).as("the host copy's bytes are final: nothing waits for the device").isEmpty();
+        ByteBuffer copy = ByteBuffer.allocate(64);
+        try (ArenaReader reader = new ArenaReader(dir)) {
+            reader.read(info.shmSegment(), info.shmOffset(), 64, copy);
+        }
+        assertThat(TestPattern.firstMismatch(copy.flip(), uuid, 0)).isEqualTo(-1);
+
+        publisher.publish(store, plain);
+        assertThat(recording.calls).containsExactly("synchronize", "copyToHost");
+        store.removeAll();
+        assertThat(device.stats().bytesInUse()).isZero();
+    }
+
     /** A device recording the calls the publisher makes, over a host device. */
     private static final class RecordingDevice implements Device {
         final HostDevice host;

@@ -20,6 +20,12 @@ final class TensorLedger {
 
     private static final Logger log = LoggerFactory.getLogger(TensorLedger.class);
 
+    /**
+     * Received tensors up to this size keep their bytes as a host copy too: a stream's tokens, read by a kernel or
+     * joined into a chunk on the host, then cost no device round trip. Larger ones (hidden states) do not double.
+     */
+    static final int RECEIVED_HOST_COPY_LIMIT = 64 << 10;
+
     private final DataPlane data;
     private long unknownReleases;
 
@@ -38,7 +44,7 @@ final class TensorLedger {
         TensorPointerInfo info = TensorPointerInfo.builder(uuid, tensor.dims(), tensor.contiguousStride(), tensor.dtype(),
                 buffer.nbytes(), buffer.address(), data.sessionId(), data.self().value())
                 .sourceNodeName(node).sourceGraphWalk(walk).build();
-        data.store().putTensor(requestId, uuid, buffer, info, null);
+        data.store().putTensor(requestId, uuid, buffer, info, tensor.host());
         data.store().incrementRef(uuid, 1);
         return uuid;
     }
@@ -61,9 +67,18 @@ final class TensorLedger {
         TensorPointerInfo info = TensorPointerInfo.builder(uuid, source.dims(), source.stride(), source.dtype(),
                 source.nbytes(), buffer.address(), data.sessionId(), data.self().value())
                 .sourceNodeName(source.sourceNodeName()).sourceGraphWalk(source.sourceGraphWalk()).build();
-        data.store().putTensor(requestId, uuid, buffer, info, null);
+        data.store().putTensor(requestId, uuid, buffer, info, hostCopy(bytes, source.nbytes()));
         data.store().incrementRef(uuid, 1);
         return uuid;
+    }
+
+    private static ByteBuffer hostCopy(ByteBuffer bytes, long nbytes) {
+        if (nbytes > RECEIVED_HOST_COPY_LIMIT) {
+            return null;
+        }
+        ByteBuffer copy = ByteBuffer.allocate((int) nbytes);
+        copy.put(bytes.duplicate().limit(bytes.position() + (int) nbytes)).flip();
+        return copy;
     }
 
     /** Stores a tensor the engine made itself (a stream chunk) holding one reference. */
@@ -121,26 +136,38 @@ final class TensorLedger {
 
     Tensor tensor(long uuid) {
         TensorPointerInfo info = data.store().getInfo(uuid);
-        return new Tensor(data.store().getTensor(uuid), info.dtype(), info.dims());
+        return new Tensor(data.store().getTensor(uuid), info.dtype(), info.dims(), data.store().getCpuTensor(uuid));
     }
 
     TensorPointerInfo info(long uuid) {
         return data.store().getInfo(uuid);
     }
 
-    /** A host copy of the tensor's bytes (an output small enough to travel inline). */
+    /** The tensor's bytes on the host (an output small enough to travel inline): its host copy, or a read. */
     byte[] hostBytes(long uuid) {
         int nbytes = Math.toIntExact(info(uuid).nbytes());
+        byte[] bytes = new byte[nbytes];
+        hostView(uuid, nbytes).get(0, bytes);
+        return bytes;
+    }
+
+    /** The tensor's {@code nbytes} bytes from its host copy, or read from the device into a fresh buffer. */
+    private ByteBuffer hostView(long uuid, int nbytes) {
+        ByteBuffer cpu = data.store().getCpuTensor(uuid);
+        if (cpu != null) {
+            return cpu;
+        }
         ByteBuffer staging = ByteBuffer.allocateDirect(nbytes);
         if (nbytes > 0) {
             data.device().copyToHost(data.store().getTensor(uuid), 0, staging);
         }
-        byte[] bytes = new byte[nbytes];
-        staging.get(0, bytes);
-        return bytes;
+        return staging;
     }
 
-    /** Concatenates tensors along their first dimension into a fresh one (a stream chunk); empty for none. */
+    /**
+     * Concatenates tensors along their first dimension into a fresh one (a stream chunk); empty for none. The parts
+     * come from their host copies where they have them, and the chunk keeps the joined bytes as its own.
+     */
     Tensor concatenate(List<Long> uuids, String fallbackDtype) {
         long total = 0;
         long rows = 0;
@@ -154,14 +181,20 @@ final class TensorLedger {
             rest = info.dims().isEmpty() ? List.of() : info.dims().subList(1, info.dims().size());
         }
         DeviceBuffer out = data.device().allocate(total);
+        ByteBuffer staging = ByteBuffer.allocateDirect((int) total);
         try {
-            ByteBuffer staging = ByteBuffer.allocateDirect((int) total);
             for (long uuid : uuids) {
-                ByteBuffer part = staging.slice(staging.position(), (int) info(uuid).nbytes());
-                if (part.remaining() > 0) {
-                    data.device().copyToHost(data.store().getTensor(uuid), 0, part);
+                int nbytes = (int) info(uuid).nbytes();
+                ByteBuffer cpu = data.store().getCpuTensor(uuid);
+                if (cpu != null) {
+                    staging.put(cpu);
+                } else {
+                    ByteBuffer part = staging.slice(staging.position(), nbytes);
+                    if (nbytes > 0) {
+                        data.device().copyToHost(data.store().getTensor(uuid), 0, part);
+                    }
+                    staging.position(staging.position() + nbytes);
                 }
-                staging.position(staging.position() + part.capacity());
             }
             staging.flip();
             if (total > 0) {
@@ -174,7 +207,7 @@ final class TensorLedger {
         List<Long> dims = new java.util.ArrayList<>();
         dims.add(rows);
         dims.addAll(rest);
-        return new Tensor(out, dtype, dims);
+        return new Tensor(out, dtype, dims, total <= RECEIVED_HOST_COPY_LIMIT ? staging : null);
     }
 
     long unknownReleases() {

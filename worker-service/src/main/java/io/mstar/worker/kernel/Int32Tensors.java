@@ -19,46 +19,61 @@ public final class Int32Tensors {
     private Int32Tensors() {
     }
 
-    /** The values of a one-dimensional (or any contiguous) {@code int32} tensor. */
+    /** The values of a one-dimensional (or any contiguous) {@code int32} tensor, from its host copy if it has one. */
     public static int[] read(Device device, Tensor tensor) {
         if (!DTYPE.equals(tensor.dtype())) {
             throw new KernelException(KernelException.Reason.BAD_INPUT, "expected int32, got " + tensor.dtype());
         }
         int n = Math.toIntExact(tensor.elementCount());
+        int[] values = new int[n];
+        ByteBuffer host = tensor.host();
+        if (host != null) {
+            host.asIntBuffer().get(values);
+            return values;
+        }
         ByteBuffer bytes = ByteBuffer.allocateDirect(n * 4).order(ByteOrder.LITTLE_ENDIAN);
         if (n > 0) {
             device.copyToHost(tensor.buffer(), 0, bytes);
         }
-        int[] values = new int[n];
         bytes.asIntBuffer().get(values);
         return values;
     }
 
     /**
-     * The values of each {@code int32} tensor, read in one batch ({@link Device#copyToHost(List)}): on a GPU one wait
-     * for all of them instead of one each.
+     * The values of each {@code int32} tensor: from its host copy, or else read in one batch
+     * ({@link Device#copyToHost(List)}): on a GPU one wait for all of them instead of one each.
      */
     public static List<int[]> readAll(Device device, List<Tensor> tensors) {
         List<Transfer> transfers = new ArrayList<>(tensors.size());
+        List<ByteBuffer> hosts = new ArrayList<>(tensors.size());
         for (Tensor t : tensors) {
             if (!DTYPE.equals(t.dtype())) {
                 throw new KernelException(KernelException.Reason.BAD_INPUT, "expected int32, got " + t.dtype());
             }
-            int n = Math.toIntExact(t.elementCount());
-            transfers.add(Transfer.of(t.buffer(), ByteBuffer.allocate(n * 4).order(ByteOrder.LITTLE_ENDIAN)));
+            ByteBuffer host = t.host();
+            if (host == null) {
+                host = ByteBuffer.allocate(Math.toIntExact(t.elementCount()) * 4).order(ByteOrder.LITTLE_ENDIAN);
+                transfers.add(Transfer.of(t.buffer(), host));
+            }
+            hosts.add(host);
         }
-        device.copyToHost(transfers);
+        if (!transfers.isEmpty()) {
+            device.copyToHost(transfers);
+        }
         List<int[]> values = new ArrayList<>(tensors.size());
-        for (Transfer t : transfers) {
-            int[] v = new int[t.host().remaining() / 4];
-            t.host().asIntBuffer().get(v);
+        for (ByteBuffer host : hosts) {
+            int[] v = new int[host.remaining() / 4];
+            host.asIntBuffer().get(v);
             values.add(v);
         }
         return values;
     }
 
-    /** A fresh one-dimensional tensor on {@code device} holding {@code values}; the caller owns it. */
+    /** A fresh one-dimensional tensor on {@code device} holding {@code values}, and them as its host copy. */
     public static Tensor write(Device device, int[] values) {
-        return new Tensor(DeviceUploads.ints(device, values), DTYPE, List.of((long) values.length));
+        ByteBuffer bytes = ByteBuffer.allocate(values.length * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        bytes.asIntBuffer().put(values);
+        return new Tensor(DeviceUploads.upload(device, bytes.duplicate()), DTYPE, List.of((long) values.length),
+                bytes);
     }
 }

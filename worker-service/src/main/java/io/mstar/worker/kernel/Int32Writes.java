@@ -14,7 +14,7 @@ import io.mstar.tensor.device.Transfer;
  * {@link #flush()}: a step of B requests writes a few tensors each, and on a GPU one copy batch waits once where a
  * copy per tensor would wait each time. A tensor's bytes are in place only after {@code flush()}, which the step
  * calls before it returns its results. Whoever owns the tensors frees them; {@link #freeAll} is for a step that
- * fails before handing them over.
+ * fails before handing them over. Each tensor carries its values as its host copy.
  */
 public final class Int32Writes {
 
@@ -31,7 +31,7 @@ public final class Int32Writes {
         ByteBuffer bytes = ByteBuffer.allocate(values.length * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         bytes.asIntBuffer().put(values);
         Tensor t = new Tensor(device.allocate(bytes.capacity()), Int32Tensors.DTYPE,
-                List.of((long) values.length));
+                List.of((long) values.length), bytes);
         made.add(t);
         pending.add(Transfer.of(t.buffer(), bytes));
         return t;

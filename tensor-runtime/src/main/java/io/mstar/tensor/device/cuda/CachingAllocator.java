@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>The hot path hashes nothing: small classes index an array, live blocks sit on an intrusive list (for
  * the leak sweep at close), and counters are release-stores (plain stores on x86) rather than volatile
- * writes. Owned by the device's owner thread; {@link #stats()} may be read from any thread and returns
+ * writes. Guarded by the device's allocation lock; {@link #stats()} may be read from any thread and returns
  * fields that may come from successive moments, never torn values.
  */
 final class CachingAllocator {

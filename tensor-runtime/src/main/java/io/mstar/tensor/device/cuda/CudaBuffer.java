@@ -11,7 +11,7 @@ final class CudaBuffer implements DeviceBuffer {
     private final CachingAllocator.Block block;
     private final long nbytes;
     // a block outlives its buffers (it is cached and handed out again), so freed-ness is the buffer's
-    private boolean freed;
+    private volatile boolean freed;
 
     CudaBuffer(CudaDevice device, CachingAllocator.Block block, long nbytes) {
         this.device = device;

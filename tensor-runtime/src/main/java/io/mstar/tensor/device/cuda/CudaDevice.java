@@ -60,6 +60,8 @@ public final class CudaDevice implements Device {
     private final BatchCopies batches;
     private final CopyStream copies;
 
+    /** Guards the allocator (see {@link #allocate}). */
+    private final Object allocation = new Object();
     /** Whether the calling thread has the context current. */
     private final ThreadLocal<Boolean> bound = ThreadLocal.withInitial(() -> false);
     private PinnedHostBuffer[] staging;
@@ -114,25 +116,38 @@ public final class CudaDevice implements Device {
         return DeviceKind.CUDA;
     }
 
+    /**
+     * Under the allocation lock, not the device's monitor: a thread that waits for the device (a step's read-back
+     * holds the monitor until its kernels finish) must not stall another that only takes or returns a cached block,
+     * as the engine loop does for every tensor while the step thread runs the next step. Lock order: the monitor,
+     * then this lock, never the other way.
+     */
     @Override
-    public synchronized DeviceBuffer allocate(long nbytes) {
+    public DeviceBuffer allocate(long nbytes) {
         ensureUsable();
-        return new CudaBuffer(this, allocator.allocate(nbytes), nbytes);
+        synchronized (allocation) {
+            return new CudaBuffer(this, allocator.allocate(nbytes), nbytes);
+        }
     }
 
+    /** Under the allocation lock, as {@link #allocate}. */
     @Override
-    public synchronized void free(DeviceBuffer buffer) {
-        CudaBuffer b = owned(buffer);
-        // the stream may still use the block: it goes to the cache, and work on the same stream is ordered
-        allocator.free(b.block());
-        b.markFreed();
+    public void free(DeviceBuffer buffer) {
+        synchronized (allocation) {
+            CudaBuffer b = owned(buffer);
+            // the stream may still use the block: it goes to the cache, and work on the same stream is ordered
+            allocator.free(b.block());
+            b.markFreed();
+        }
     }
 
     /** Gives cached (free) blocks back to the driver; live buffers stay. */
     public synchronized void emptyCache() {
         ensureUsable();
         synchronize();
-        allocator.emptyCache();
+        synchronized (allocation) {
+            allocator.emptyCache();
+        }
     }
 
     @Override
@@ -443,7 +458,10 @@ public final class CudaDevice implements Device {
                 if (blas != null) {
                     blas.close();
                 }
-                int leaked = allocator.releaseAll();
+                int leaked;
+                synchronized (allocation) {
+                    leaked = allocator.releaseAll();
+                }
                 if (leaked > 0) {
                     LOG.log(System.Logger.Level.WARNING, "{0}: {1} buffers still allocated at close, freed", name, leaked);
                 }

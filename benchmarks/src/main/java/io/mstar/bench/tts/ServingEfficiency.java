@@ -1,5 +1,7 @@
 package io.mstar.bench.tts;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -181,8 +183,10 @@ public final class ServingEfficiency {
                     + "bytes, %d tokens per request, best of %d rounds%n", device.name(), LM_WORKER.value(),
                     CODEC_WORKER.value(), promptBytes, tokens, rounds);
             try (KvCache cache = new KvCache(device, kv, ToyTtsWeights.BYTES_PER_TOKEN)) {
+                Set<Long> claimedStepThreads = new HashSet<>();
                 for (Mode mode : MODES) {
-                    clusters.add(new Cluster(mode, base.resolve(mode.name()), graphs, deployment, devices));
+                    clusters.add(new Cluster(mode, base.resolve(mode.name()), graphs, deployment, devices,
+                            claimedStepThreads));
                 }
                 List<Way> ways = new ArrayList<>();
                 ways.add(new Way("kernel-only", (b, r) -> ToyTtsDecode.round(device, backend, cache, b, promptBytes,
@@ -339,9 +343,10 @@ public final class ServingEfficiency {
      * of the round's decode time (their time over it; prefill and the round's tail are in the former, not the
      * latter, so this is an upper bound). A share well under 1 means the device waited for the engine.
      */
-    record LmSteps(long batches, double requests, double kernelSeconds, double roundSeconds) {
+    record LmSteps(long batches, double requests, double kernelSeconds, double roundSeconds, double loopCpuSeconds,
+            double stepCpuSeconds) {
 
-        static LmSteps of(SimpleMeterRegistry registry) {
+        static LmSteps of(SimpleMeterRegistry registry, List<Long> threads) {
             long batches = 0;
             double requests = 0;
             for (var s : registry.find("mstar.worker.batch.size").tag("node", ToyTtsModel.LM).summaries()) {
@@ -350,18 +355,25 @@ public final class ServingEfficiency {
             }
             double kernel = registry.find("mstar.worker.step").tag("node", ToyTtsModel.LM).timers().stream()
                     .mapToDouble(t -> t.totalTime(TimeUnit.SECONDS)).sum();
-            return new LmSteps(batches, requests, kernel, 0);
+            ThreadMXBean cpu = ManagementFactory.getThreadMXBean();
+            double loop = threads.isEmpty() ? 0 : cpu.getThreadCpuTime(threads.get(0)) / 1e9;
+            double step = threads.size() < 2 ? 0 : cpu.getThreadCpuTime(threads.get(1)) / 1e9;
+            return new LmSteps(batches, requests, kernel, 0, loop, step);
         }
 
         LmSteps minus(LmSteps before, long roundNanos) {
             return new LmSteps(batches - before.batches, requests - before.requests,
-                    kernelSeconds - before.kernelSeconds, roundNanos / 1e9);
+                    kernelSeconds - before.kernelSeconds, roundNanos / 1e9, loopCpuSeconds - before.loopCpuSeconds,
+                    stepCpuSeconds - before.stepCpuSeconds);
         }
 
+        /** The CPU times span the whole round (prefill and teardown too), so they read as upper bounds as well. */
         String describe() {
+            double perBatch = 1e6 / Math.max(1, batches);
             return String.format(Locale.ROOT, "%d lm batches, %.1f requests each, %.0f µs kernel per batch, "
-                    + "kernel %.2f of the round", batches, requests / Math.max(1, batches),
-                    kernelSeconds * 1e6 / Math.max(1, batches), kernelSeconds / roundSeconds);
+                    + "kernel %.2f of the round; CPU per batch: loop %.0f µs, step thread %.0f µs", batches,
+                    requests / Math.max(1, batches), kernelSeconds * perBatch, kernelSeconds / roundSeconds,
+                    loopCpuSeconds * perBatch, stepCpuSeconds * perBatch);
         }
     }
 
@@ -406,13 +418,18 @@ public final class ServingEfficiency {
         private long decodeStart;
         private long lastToken;
         private int removed;
+        /** Step threads claimed by the clusters so far, shared by all of them. */
+        private final Set<Long> claimedStepThreads;
+        private long loopThread;
+        private long stepThread;
         /** Per batch: the best timed round's tokens/s and the lm worker's steps in it. */
         final Map<Integer, Double> bestRates = new HashMap<>();
         final Map<Integer, LmSteps> bestSteps = new HashMap<>();
 
         Cluster(Mode mode, Path arena, List<WorkerGraph> graphs, DeploymentConfig deployment,
-                Supplier<Device> devices) throws Exception {
+                Supplier<Device> devices, Set<Long> claimedStepThreads) throws Exception {
             this.name = mode.name();
+            this.claimedStepThreads = claimedStepThreads;
             this.graphs = graphs;
             ModelConfig model = deployment.models().get(0);
             for (WorkerGraph g : graphs) {
@@ -475,7 +492,7 @@ public final class ServingEfficiency {
 
         /** B requests from NewRequest to removal; answers decode tokens/s. */
         double round(int batch, int promptBytes, int tokens, int round) throws Exception {
-            LmSteps before = LmSteps.of(workers.get(0).registry());
+            LmSteps before = LmSteps.of(workers.get(0).registry(), lmThreads());
             runs.clear();
             decodeStart = 0;
             lastToken = 0;
@@ -506,9 +523,10 @@ public final class ServingEfficiency {
             awaitEmpty();
             long nanos = lastToken - decodeStart;
             double rate = batch * (double) tokens / (nanos / 1e9);
+            LmSteps after = LmSteps.of(workers.get(0).registry(), lmThreads());
             if (round >= 0 && rate > bestRates.getOrDefault(batch, 0.0)) {
                 bestRates.put(batch, rate);
-                bestSteps.put(batch, LmSteps.of(workers.get(0).registry()).minus(before, nanos));
+                bestSteps.put(batch, after.minus(before, nanos));
             }
             return rate;
         }
@@ -610,6 +628,23 @@ public final class ServingEfficiency {
         private void unpersist(Run run, TensorPointerInfo tensor, int handouts) {
             send(tensor.sourceEntity(),
                     WorkerMessage.of(new UnpersistTensors(run.id, Map.of(tensor.uuid(), handouts))));
+        }
+
+        /**
+         * The lm worker's engine loop and, once it exists, its step thread (none in synchronous mode). Every mode's
+         * workers have the same thread names, so the step thread is the one no other cluster claimed: it starts with
+         * this cluster's first step, and the clusters' rounds never overlap.
+         */
+        private List<Long> lmThreads() {
+            if (loopThread == 0) {
+                loopThread = workers.get(0).loop().ask(s -> Thread.currentThread().getId()).block();
+            }
+            if (stepThread == 0) {
+                String name = "mstar-" + LM_WORKER.value() + "-step";
+                Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name))
+                        .map(Thread::getId).filter(claimedStepThreads::add).findFirst().ifPresent(id -> stepThread = id);
+            }
+            return stepThread == 0 ? List.of(loopThread) : List.of(loopThread, stepThread);
         }
 
         /** Until both engines hold no request and no tensor, so the next round starts from the same state. */

@@ -27,8 +27,10 @@ import io.mstar.wire.WorkerMessage;
  * batches in a FIFO per node and running only its head, once every request it names is ready here. The leader relays
  * its removals ({@code after_tp_seq}: the last batch that named the request), and a follower applies them only after
  * it ran that batch. Each batch carries the leader's KV moves since the one before ({@code resident_delta}), which a
- * follower replays first; a follower never chooses a victim itself. The follower's side is {@link LockstepFollower}.
- * Owned by the engine loop.
+ * follower replays first; a follower never chooses a victim itself. With speculation on, the leader may broadcast the
+ * step it speculated on a running one ({@code speculative}, {@code spec_from_seq}); after every lead step that ran,
+ * exactly one of that broadcast and a {@link TPNoSpeculation} went out. The follower's side is
+ * {@link LockstepFollower}. Owned by the engine loop.
  */
 final class Lockstep {
 
@@ -58,6 +60,8 @@ final class Lockstep {
     // leader
     private long nextSeq;
     private final Map<String, Long> lastNamed = new HashMap<>();
+    /** Lead steps a speculated step was broadcast on: their decision went out, no TPNoSpeculation follows them. */
+    private final java.util.Set<Long> speculatedOn = new java.util.HashSet<>();
     private final LockstepFollower follower;
 
     Lockstep(OwnerThread owner, EntityId self, Map<Integer, WorkerGraph> graphs, Map<String, WorkerRequest> requests,
@@ -129,7 +133,20 @@ final class Lockstep {
                         step.tpSeq, step.key.node());
             }
         } else if (roles.get(step.key) == Role.LEADS) {
-            step.tpSeq = lead(step);
+            step.tpSeq = lead(step, -1);
+        }
+    }
+
+    /**
+     * The executor took {@code next}, speculated on the running {@code on}: a leader broadcasts it as speculative from
+     * {@code on}'s seq. Sent once the executor holds it, never before: a batch the leader might not run must not reach
+     * a follower. A follower finds out for itself if the leader voids it ({@link LockstepFollower#closed}).
+     */
+    void speculating(Step on, Step next) {
+        owner.check();
+        if (roles.get(next.key) == Role.LEADS && on.tpSeq >= 0) {
+            speculatedOn.add(on.tpSeq);
+            next.tpSeq = lead(next, on.tpSeq);
         }
     }
 
@@ -138,6 +155,8 @@ final class Lockstep {
         owner.check();
         if (step.tpSeq >= 0 && roles.get(step.key) == Role.LEADS) {
             ledStepDone(step, step.tpSeq);
+        } else if (step.tpSeq >= 0 && roles.get(step.key) == Role.FOLLOWS) {
+            follower.closed(step);
         }
         follower.release();
     }
@@ -161,10 +180,10 @@ final class Lockstep {
     // ---- leader ----
 
     /**
-     * Before a led step runs: its batch (the calls that run, in order) goes to every follower with the next seq.
-     * Returns the seq.
+     * Before a led step runs: its batch (the calls that run, in order) goes to every follower with the next seq,
+     * speculative on {@code from} when that is a seq. Returns the seq.
      */
-    private long lead(Step step) {
+    private long lead(Step step, long from) {
         owner.check();
         List<String> ids = new ArrayList<>();
         for (int i = 0; i < step.items.size(); i++) {
@@ -179,15 +198,18 @@ final class Lockstep {
         OffloadDelta moves = journal == null ? OffloadDelta.newDelta() : journal.take();
         for (String follower : followersOf(step.items.get(0))) {
             outbox.toWorker(EntityId.parse(follower), WorkerMessage.of(new ScheduleTPNode(step.key.node(),
-                    step.key.walk(), ids, false, seq, -1, moves.copy())));
+                    step.key.walk(), ids, from >= 0, seq, from, moves.copy())));
         }
         return seq;
     }
 
-    /** After a led step completed: with speculation on, every lead step is followed by a decision, here "none". */
+    /**
+     * After a led step completed: with speculation on, every lead step is followed by one decision; unless a step
+     * speculated on it was broadcast, it is "none".
+     */
     private void ledStepDone(Step step, long seq) {
         owner.check();
-        if (!speculation) {
+        if (!speculation || speculatedOn.remove(seq)) {
             return;
         }
         TPNoSpeculation none = new TPNoSpeculation(step.key.node(), step.key.walk(), seq);
@@ -209,10 +231,12 @@ final class Lockstep {
         return roles.get(key) == Role.FOLLOWS ? id -> true : busy;
     }
 
-    /**
-     * Whether {@code key} runs in lockstep here: its steps are not speculated on (not built yet) and its KV moves only
-     * by journalled moves (no recompute drops).
-     */
+    /** Whether this worker follows the leader's batches for {@code key}: it never speculates them itself. */
+    boolean follows(Scheduler.Key key) {
+        return roles.get(key) == Role.FOLLOWS;
+    }
+
+    /** Whether {@code key} runs in lockstep here: its KV moves only by journalled moves (no recompute drops). */
     boolean inLockstep(Scheduler.Key key) {
         Role role = roles.get(key);
         return role != null && role != Role.ALONE;

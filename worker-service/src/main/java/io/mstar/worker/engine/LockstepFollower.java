@@ -39,6 +39,17 @@ final class LockstepFollower {
     private record Live(String model, List<String> ids) {
     }
 
+    /**
+     * A leader's batch that ran here, as a speculated batch on it needs to know: whether it threw (the leader voids
+     * the speculated batch then), the requests it named, and those whose call neither failed nor finished (the others
+     * are dropped from the speculated batch, on the leader as here).
+     */
+    private record Closed(boolean threw, List<String> named, Set<String> continuing) {
+    }
+
+    /** How many closed batches are remembered: a speculated batch follows the one it continues closely. */
+    private static final int CLOSED_KEPT = 256;
+
     private final OwnerThread owner;
     private final Map<String, WorkerRequest> requests;
     private final KvCaches kv;
@@ -59,6 +70,12 @@ final class LockstepFollower {
     private final Set<String> drainsOwed = new LinkedHashSet<>();
     /** The model of each node a batch named a live request of: a node's moves replay on that model's cache. */
     private final Map<String, String> nodeModels = new HashMap<>();
+    private final Map<Long, Closed> closed = new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Closed> eldest) {
+            return size() > CLOSED_KEPT;
+        }
+    };
     private boolean lastRanFollowerBatch;
 
     LockstepFollower(OwnerThread owner, Map<String, WorkerRequest> requests, KvCaches kv, EngineMeters meters,
@@ -101,12 +118,6 @@ final class LockstepFollower {
 
     void onSchedule(ScheduleTPNode schedule) {
         owner.check();
-        if (schedule.speculative()) {
-            // never sent by a leader of this version; running it would leave the batch sequence
-            log.warn("speculative batch {} of {} ignored: this worker does not follow speculation yet",
-                    schedule.specSeq(), schedule.nodeName());
-            return;
-        }
         fifos.computeIfAbsent(schedule.nodeName(), n -> new ArrayDeque<>()).add(new Queued(schedule,
                 clock.getAsLong()));
     }
@@ -132,12 +143,24 @@ final class LockstepFollower {
             if (queued == null) {
                 continue;
             }
-            ScheduleTPNode head = queued.schedule();
+            ScheduleTPNode head = effective(queued.schedule());
+            if (head == null) {
+                continue; // speculated on a batch that has not closed here yet
+            }
+            if (head == VOIDED) {
+                fifo.poll();
+                ran(queued.schedule()); // the leader never runs it: removals waiting for it go on
+                log.debug("speculative batch {} of {} voided: batch {} threw", queued.schedule().specSeq(),
+                        queued.schedule().nodeName(), queued.schedule().specFromSeq());
+                release();
+                continue;
+            }
             if (expired(queued) && !satisfiable(scheduler, head)) {
                 // the leader's collectives for it have timed out: its requests fail there, and their removals follow;
                 // its moves were made on the leader all the same
                 replay(head);
                 fifo.poll();
+                closed.put(head.specSeq(), new Closed(true, head.requestIds(), Set.of()));
                 meters.lockstepAnomaly(EngineMeters.DROPPED_BATCH, 1);
                 log.warn("batch {} of {} dropped: not every request it names was ready here within {} ms",
                         head.specSeq(), head.nodeName(), timeoutNanos / 1_000_000);
@@ -155,6 +178,7 @@ final class LockstepFollower {
             }
             checkResident(live.model(), head, live.ids());
             fifo.poll();
+            ran(queued.schedule()); // also the calls a speculated batch dropped: the leader named them in it
             int skipped = head.requestIds().size() - live.ids().size();
             if (skipped > 0) {
                 meters.lockstepAnomaly(EngineMeters.SKIPPED_CALL, skipped);
@@ -162,7 +186,7 @@ final class LockstepFollower {
                         head.nodeName(), skipped);
             }
             if (items.isEmpty()) {
-                ran(head);
+                closed.put(head.specSeq(), new Closed(false, head.requestIds(), Set.of()));
                 release();
                 continue;
             }
@@ -211,7 +235,53 @@ final class LockstepFollower {
         release();
     }
 
-    private boolean satisfiable(Scheduler scheduler, ScheduleTPNode head) {
+    /** Marks a voided speculative batch in {@link #effective}. */
+    private static final ScheduleTPNode VOIDED = new ScheduleTPNode("", "", List.of(), true, -1, -1,
+            io.mstar.wire.OffloadDelta.newDelta());
+
+    /**
+     * The batch a FIFO head stands for here. A plain one as it came. A speculative one only once the batch it
+     * continues has closed here: {@link #VOIDED} if that batch threw (the leader voids it then), else without the
+     * calls whose requests that batch failed or finished (the leader drops those when it threads the step in). Null
+     * while that batch has not closed. Derived from what this rank saw, with no message from the leader: ranks that
+     * saw different outcomes run different batches, and their collectives fail within their timeout.
+     */
+    private ScheduleTPNode effective(ScheduleTPNode head) {
+        if (!head.speculative()) {
+            return head;
+        }
+        Closed from = closed.get(head.specFromSeq());
+        if (from == null) {
+            return null;
+        }
+        if (from.threw()) {
+            return VOIDED;
+        }
+        List<String> ids = head.requestIds().stream()
+                .filter(id -> !from.named().contains(id) || from.continuing().contains(id)).toList();
+        return ids.size() == head.requestIds().size() ? head : new ScheduleTPNode(head.nodeName(), head.graphWalk(),
+                ids, true, head.specSeq(), head.specFromSeq(), head.residentDelta());
+    }
+
+    /** A follower batch completed here: what a speculated batch on it needs ({@link #effective}). */
+    void closed(Step step) {
+        owner.check();
+        List<String> named = step.items.stream().map(item -> item.request().requestId).toList();
+        Set<String> continuing = new java.util.HashSet<>();
+        for (int i = 0; step.error == null && i < step.items.size(); i++) {
+            io.mstar.worker.kernel.NodeResult result = step.results == null ? null : step.results[i];
+            if (result != null && !result.failed() && !result.finish()) {
+                continuing.add(named.get(i));
+            }
+        }
+        closed.put(step.tpSeq, new Closed(step.error != null, named, continuing));
+    }
+
+    private boolean satisfiable(Scheduler scheduler, ScheduleTPNode schedule) {
+        ScheduleTPNode head = effective(schedule);
+        if (head == null || head == VOIDED) {
+            return head == VOIDED;
+        }
         Live live = liveOf(head);
         return live != null && (live.ids().isEmpty() || scheduler.hasExactly(
                 new Scheduler.Key(live.model(), head.nodeName(), head.graphWalk()), live.ids()));

@@ -111,7 +111,7 @@ final class StepPipeline {
             }
         }
         // At once: an idle loop may not turn again before the running step completes.
-        if (speculation && running != null && speculated == null && !lockstep.inLockstep(running.key)) {
+        if (speculation && running != null && speculated == null && !lockstep.follows(running.key)) {
             speculate(running);
         }
     }
@@ -283,6 +283,7 @@ final class StepPipeline {
         if (executor.speculate(on, next)) {
             speculated = next;
             speculatedSteps++;
+            lockstep.speculating(on, next);
         } else {
             takeBack(next);
         }

@@ -105,9 +105,19 @@ class LockstepEngineTests {
         Map<String, io.mstar.deployment.KvCacheConfig> kv = TestWorker.kvCachesOf(deployment);
         workers = ordinals.stream().map(r -> new TestWorker(r, dir, broker, d -> catalog(kernels.get(r)), graphs,
                 () -> new HostDevice(HostDevice.NAME, 64 << 20), kv,
-                EngineProperties.defaults().withLockstepTimeout(LOCKSTEP_TIMEOUT))).toList();
+                engine())).toList();
         leader = workers.get(0);
         follower = workers.get(1);
+    }
+
+    /** The engines' settings (a subclass turns speculation on). */
+    EngineProperties engine() {
+        return EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.OFF)
+                .withLockstepTimeout(LOCKSTEP_TIMEOUT);
+    }
+
+    boolean speculates() {
+        return engine().speculation() == EngineProperties.Speculation.ON;
     }
 
     /** Whether the kernels check each batch through the collective (every test below but one). */
@@ -156,7 +166,11 @@ class LockstepEngineTests {
         assertFollowersRanTheLeadersBatches("");
         assertThat(kernels.get(0).batches()).isNotEmpty();
         List<ScheduleTPNode> schedules = broker.sentTo(EntityId.worker(1).value(), ScheduleTPNode.class);
-        assertThat(schedules).extracting(ScheduleTPNode::requestIds).isEqualTo(kernels.get(0).batches());
+        if (speculates()) {
+            assertOneDecisionPerLeadStep(schedules);
+        } else {
+            assertThat(schedules).extracting(ScheduleTPNode::requestIds).isEqualTo(kernels.get(0).batches());
+        }
         assertThat(schedules).extracting(ScheduleTPNode::specSeq)
                 .isEqualTo(java.util.stream.LongStream.range(0, schedules.size()).boxed().toList());
         assertThat(broker.sentTo(EntityId.worker(0).value(), ScheduleTPNode.class)).isEmpty();
@@ -240,8 +254,12 @@ class LockstepEngineTests {
             assertThat(got).as("tokens of %s, a prefix when aborted (seed %d)", r.id(), seed)
                     .isEqualTo(expected.subList(0, Math.min(got.size(), expected.size())));
         }
+        int broadcasts = broker.sentTo(followerId, ScheduleTPNode.class).size();
         for (RemoveRequest relay : relaysTo(1)) {
-            assertThat(relay.afterTpSeq()).isLessThan(kernels.get(0).batches().size());
+            assertThat(relay.afterTpSeq()).as("a relay names a batch that was broadcast").isLessThan(broadcasts);
+        }
+        if (speculates()) {
+            assertOneDecisionPerLeadStep(broker.sentTo(followerId, ScheduleTPNode.class));
         }
     }
 
@@ -323,6 +341,23 @@ class LockstepEngineTests {
         for (int r = 1; r < ranks(); r++) {
             assertThat(kernels.get(r).batches()).as("rank %d's batches %s", r, why).isEqualTo(kernels.get(0).batches());
         }
+    }
+
+    /**
+     * With speculation on: after every lead step that ran, exactly one of a speculative batch from it and a
+     * TPNoSpeculation for it. No step fails here, so the leader voids none and every broadcast batch ran (one whose
+     * calls all finished in the step before still runs, empty).
+     */
+    void assertOneDecisionPerLeadStep(List<ScheduleTPNode> schedules) {
+        Map<Long, Integer> decisions = new java.util.HashMap<>();
+        schedules.stream().filter(ScheduleTPNode::speculative)
+                .forEach(s -> decisions.merge(s.specFromSeq(), 1, Integer::sum));
+        broker.sentTo(EntityId.worker(1).value(), io.mstar.wire.TPNoSpeculation.class)
+                .forEach(n -> decisions.merge(n.specFromSeq(), 1, Integer::sum));
+        assertThat(schedules).as("some batches were speculated").anyMatch(ScheduleTPNode::speculative);
+        assertThat(decisions).as("one decision after each lead step, by seq")
+                .isEqualTo(schedules.stream().collect(java.util.stream.Collectors.toMap(ScheduleTPNode::specSeq,
+                        s -> 1)));
     }
 
     private List<RemoveRequest> relaysTo(int worker) {

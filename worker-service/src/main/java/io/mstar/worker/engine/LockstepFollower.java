@@ -144,9 +144,6 @@ final class LockstepFollower {
                 continue;
             }
             ScheduleTPNode head = effective(queued.schedule());
-            if (head == null) {
-                continue; // speculated on a batch that has not closed here yet
-            }
             if (head == VOIDED) {
                 fifo.poll();
                 ran(queued.schedule()); // the leader never runs it: removals waiting for it go on
@@ -155,17 +152,22 @@ final class LockstepFollower {
                 release();
                 continue;
             }
-            if (expired(queued) && !satisfiable(scheduler, head)) {
+            if (expired(queued) && (head == null || !satisfiable(scheduler, head))) {
                 // the leader's collectives for it have timed out: its requests fail there, and their removals follow;
                 // its moves were made on the leader all the same
-                replay(head);
+                ScheduleTPNode dropped = queued.schedule();
+                replay(dropped);
                 fifo.poll();
-                closed.put(head.specSeq(), new Closed(true, head.requestIds(), Set.of()));
+                closed.put(dropped.specSeq(), new Closed(true, dropped.requestIds(), Set.of()));
                 meters.lockstepAnomaly(EngineMeters.DROPPED_BATCH, 1);
-                log.warn("batch {} of {} dropped: not every request it names was ready here within {} ms",
-                        head.specSeq(), head.nodeName(), timeoutNanos / 1_000_000);
+                log.warn("batch {} of {} dropped: not every request it names was ready here within {} ms{}",
+                        dropped.specSeq(), dropped.nodeName(), timeoutNanos / 1_000_000,
+                        head == null ? " (the batch it was speculated on never closed here)" : "");
                 release();
                 continue; // the turn this asks for looks at the FIFO's next head
+            }
+            if (head == null) {
+                continue; // speculated on a batch that has not closed here yet
             }
             Live live = liveOf(head);
             if (live == null || !replay(head)) {
@@ -385,3 +387,4 @@ final class LockstepFollower {
         }
     }
 }
+

@@ -8,9 +8,14 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.Random;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import io.mstar.messaging.EntityId;
+import io.mstar.messaging.RecordKeys;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.WorkerMessage;
 
@@ -18,6 +23,8 @@ import io.mstar.wire.WorkerMessage;
  * The control plane of in-process tests, in place of Kafka: every send is recorded, a worker message is handed to
  * the addressed engine loop at once (or held back while {@link #hold} matches, to reorder), a conductor message is
  * queued for the test's conductor. Sends complete at once, as a broker ack would, unless {@link #refuse} matches.
+ * With {@link #jitter} on, every worker message arrives after a seeded random delay, in the order Kafka keeps: per
+ * sender, addressee and record key.
  */
 final class InProcessBroker {
 
@@ -32,6 +39,12 @@ final class InProcessBroker {
     private final List<Sent> held = new ArrayList<>();
     private volatile Predicate<Sent> hold = s -> false;
     private volatile Predicate<Sent> refuse = s -> false;
+    /** Jitter: the random delays, and per (sender, addressee, record key) when its last message is due. */
+    private Random delays;
+    private long maxDelayNanos;
+    private ScheduledExecutorService deliveries;
+    private final Map<List<String>, Long> laneDue = new java.util.HashMap<>();
+    private final Map<List<String>, java.util.ArrayDeque<Sent>> lanes = new java.util.HashMap<>();
 
     void register(EntityId worker, EngineLoop loop) {
         workers.put(worker.value(), loop);
@@ -71,10 +84,57 @@ final class InProcessBroker {
                 held.add(s);
                 return;
             }
+            deliver(s);
+        }
+    }
+
+    /** Under the lock: now, or at a random moment no earlier than the last message of its lane. */
+    private void deliver(Sent s) {
+        if (deliveries == null) {
             EngineLoop loop = workers.get(s.to());
             if (loop != null) {
                 loop.deliver((WorkerMessage) s.message());
                 delivered.add(s);
+            }
+            return;
+        }
+        List<String> lane = List.of(s.from(), s.to(), RecordKeys.of((WorkerMessage) s.message()));
+        long now = System.nanoTime();
+        long due = Math.max(now + (long) (delays.nextDouble() * maxDelayNanos), laneDue.getOrDefault(lane, now));
+        laneDue.put(lane, due);
+        lanes.computeIfAbsent(lane, l -> new java.util.ArrayDeque<>()).add(s);
+        // each delivery hands over its lane's oldest message, whichever fires first: a lane's order holds
+        deliveries.schedule(() -> {
+            synchronized (held) {
+                Sent next = lanes.get(lane).poll();
+                EngineLoop loop = workers.get(next.to());
+                if (loop != null) {
+                    loop.deliver((WorkerMessage) next.message());
+                    delivered.add(next);
+                }
+            }
+        }, due - now, TimeUnit.NANOSECONDS);
+    }
+
+    /** From now on every worker message waits a random time up to {@code maxDelay} (seeded by {@code random}). */
+    void jitter(Random random, java.time.Duration maxDelay) {
+        synchronized (held) {
+            delays = random;
+            maxDelayNanos = maxDelay.toNanos();
+            deliveries = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "in-process-broker-deliveries");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+    }
+
+    /** Stops delivering jittered messages (those still due are dropped: the test is over). */
+    void close() {
+        synchronized (held) {
+            if (deliveries != null) {
+                deliveries.shutdownNow();
+                deliveries = null;
             }
         }
     }
@@ -92,7 +152,7 @@ final class InProcessBroker {
     void release() {
         synchronized (held) {
             hold = s -> false;
-            held.forEach(s -> workers.get(s.to()).deliver((WorkerMessage) s.message()));
+            held.forEach(this::deliver);
             held.clear();
         }
     }

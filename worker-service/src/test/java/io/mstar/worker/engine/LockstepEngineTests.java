@@ -137,6 +137,7 @@ class LockstepEngineTests {
             }
             data.assertAtBaseline();
         } finally {
+            broker.close();
             workers.forEach(TestWorker::close);
             kernels.forEach(LockstepLm::close);
             data.close();
@@ -180,7 +181,8 @@ class LockstepEngineTests {
 
     /**
      * Seeded: requests start at random moments, some are aborted at random moments, every rank's steps take random
-     * times, and the leader's batches reach a follower late at random (held, then handed over in order). The follower still runs exactly the leader's batch sequence, every request that was not aborted gets
+     * times, every message takes a random time (up to 1 ms, in order per sender, addressee and record key, as Kafka
+     * keeps it), and the leader's batches reach a follower late at random (held, then handed over in order). The follower still runs exactly the leader's batch sequence, every request that was not aborted gets
      * exactly its tokens, and both workers end at baseline.
      */
     @Test
@@ -190,6 +192,7 @@ class LockstepEngineTests {
         for (int r = 0; r < ranks(); r++) {
             kernels.get(r).delays = new Random(seed + r); // every rank's steps take their own random time
         }
+        broker.jitter(new Random(seed * 31 + 7), Duration.ofMillis(1)); // and every message its own, in Kafka's order
         List<KvCacheEngineTests.Req> reqs = new ArrayList<>();
         Map<String, Long> abortAt = new LinkedHashMap<>();
         Map<String, Long> startAt = new LinkedHashMap<>();

@@ -36,6 +36,8 @@ public record Tensor(DeviceBuffer buffer, String dtype, List<Long> dims, ByteBuf
         }
     }
 
+    private static final List<Long> UNIT_STRIDE = List.of(1L);
+
     /** A tensor without a host copy. */
     public Tensor(DeviceBuffer buffer, String dtype, List<Long> dims) {
         this(buffer, dtype, dims, null);
@@ -58,6 +60,9 @@ public record Tensor(DeviceBuffer buffer, String dtype, List<Long> dims, ByteBuf
 
     /** Row-major strides in elements, as descriptors carry them. */
     public List<Long> contiguousStride() {
+        if (dims.size() <= 1) {
+            return dims.isEmpty() ? List.of() : UNIT_STRIDE; // a step's tokens: every output, every request
+        }
         Long[] stride = new Long[dims.size()];
         long step = 1;
         for (int i = dims.size() - 1; i >= 0; i--) {

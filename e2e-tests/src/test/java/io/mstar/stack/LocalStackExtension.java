@@ -23,6 +23,7 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterEachCa
     private int[] admission;
     private String deploymentYaml;
     private Path deploymentFile;
+    private java.util.List<String> serviceArgs = java.util.List.of();
     private Duration baselineSettle;
     private LocalStack stack;
     private MstarClient client;
@@ -51,6 +52,12 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterEachCa
     /** A deployment config file served where it lies, relative to the project root (see {@link LocalStack.Builder#deploymentFile}). */
     public LocalStackExtension deploymentFile(String relativeToRoot) {
         this.deploymentFile = Path.of(relativeToRoot);
+        return this;
+    }
+
+    /** Extra Spring arguments for every service of this class's stack (see {@link LocalStack.Builder#serviceArgs}). */
+    public LocalStackExtension serviceArgs(String... args) {
+        this.serviceArgs = java.util.List.of(args);
         return this;
     }
 
@@ -91,6 +98,7 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterEachCa
         if (deploymentYaml != null) {
             builder.deploymentYaml(deploymentYaml);
         }
+        builder.serviceArgs(serviceArgs);
         if (deploymentFile != null) {
             builder.deploymentFile(layout.root().resolve(deploymentFile));
         }

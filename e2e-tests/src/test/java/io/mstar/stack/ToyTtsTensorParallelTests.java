@@ -38,7 +38,9 @@ class ToyTtsTensorParallelTests {
 
     @RegisterExtension
     static final LocalStackExtension STACK = LocalStackExtension.withWorkers(3)
-            .deploymentFile("examples/toy-tts-tp2.yaml").backToBaselineAfterEach(SETTLE);
+            .deploymentFile("examples/toy-tts-tp2.yaml").backToBaselineAfterEach(SETTLE)
+            // speculation under TP on the real stack (off is the host default, which the in-process tests also cover)
+            .serviceArgs("--mstar.worker.engine.speculation=on");
 
     /** One reader thread per stream: the common pool has one thread on two cores. */
     private static final Executor READERS = r -> {

@@ -82,6 +82,9 @@ public final class WorkerEngine {
         this.passes = new Passes(owner, self, graphs, ledger, router, loops, scheduler, reports, this::resume);
         this.streams = new StreamPasses(owner, ledger, reads, passes, callbacks);
         boolean speculation = settings.pipeline() && settings.speculation().enabled(data.device().kind());
+        log.info("{}: steps on {}, speculation {} (setting {}, {} device)", self.value(),
+                settings.pipeline() ? "the step thread" : "the loop", speculation ? "on" : "off",
+                settings.speculation().name().toLowerCase(java.util.Locale.ROOT), data.device().kind());
         this.lockstep = new Lockstep(owner, self, graphs, requests, outbox, kv, meters, speculation,
                 settings.lockstepTimeout(), System::nanoTime, tombstones::contains, this::removeFollowed, reads::drained);
         this.pipeline = new StepPipeline(owner, settings, kernels, scheduler, kv, data, ledger, meters, speculation,

@@ -1,11 +1,17 @@
 package io.mstar.worker.engine;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,12 +67,11 @@ final class Lockstep {
     private long nextSeq;
     private final Map<String, Long> lastNamed = new HashMap<>();
     /** Lead steps a speculated step was broadcast on: their decision went out, no TPNoSpeculation follows them. */
-    private final java.util.Set<Long> speculatedOn = new java.util.HashSet<>();
+    private final Set<Long> speculatedOn = new HashSet<>();
     private final LockstepFollower follower;
 
     Lockstep(OwnerThread owner, EntityId self, Map<Integer, WorkerGraph> graphs, Map<String, WorkerRequest> requests,
-            Outbox outbox, KvCaches kv, EngineMeters meters, boolean speculation, java.time.Duration timeout,
-            java.util.function.LongSupplier clock, Predicate<String> gone, Consumer<WorkerRequest> remove,
+            Outbox outbox, KvCaches kv, EngineMeters meters, boolean speculation, Duration timeout, LongSupplier clock, Predicate<String> gone, Consumer<WorkerRequest> remove,
             Consumer<WorkerRequest> readsDone) {
         this.owner = owner;
         this.self = self;
@@ -108,7 +113,7 @@ final class Lockstep {
      * this worker schedules itself; empty when nothing is ready. The role of the batch's key is known from here on:
      * {@link #busy} and {@link #inLockstep} read it while the batch is built, runs and waits for pages.
      */
-    Batch next(Scheduler scheduler, java.util.function.ToIntFunction<Scheduler.Key> limit) {
+    Batch next(Scheduler scheduler, ToIntFunction<Scheduler.Key> limit) {
         owner.check();
         Batch led = follower.idle() ? null : follower.next(scheduler, scheduler.hasWork(this::followed));
         Batch batch = led != null ? led : new Batch(scheduler.next(limit, this::followed), null);
@@ -120,15 +125,14 @@ final class Lockstep {
 
     /**
      * {@code step}, built from {@code batch}, is about to run: a leader broadcasts it (and the step keeps its seq); a
-     * follower records the batch as run. A follower step that leaves out a call of the leader's batch (refused KV
+     * follower's step keeps the seq of the leader's batch (the follower marked it run as it took it). A follower step that leaves out a call of the leader's batch (refused KV
      * pages) is logged: its collectives will not match the leader's and fail within their timeout.
      */
     void submitting(Step step, Batch batch) {
         owner.check();
         if (batch.schedule() != null) {
-            follower.ran(batch.schedule());
             step.tpSeq = batch.schedule().specSeq();
-            if (step.items.size() != batch.items().size() || java.util.Arrays.stream(step.refused).anyMatch(r -> r != null)) {
+            if (step.items.size() != batch.items().size() || Arrays.stream(step.refused).anyMatch(r -> r != null)) {
                 log.error("batch {} of {}: this follower could not admit every call the leader runs",
                         step.tpSeq, step.key.node());
             }

@@ -3,6 +3,7 @@ package io.mstar.worker.engine;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -17,6 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.mstar.loop.OwnerThread;
+import io.mstar.worker.kernel.NodeResult;
+import io.mstar.wire.OffloadDelta;
 import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.ScheduleTPNode;
 import io.mstar.wire.TPNoSpeculation;
@@ -40,11 +43,11 @@ final class LockstepFollower {
     }
 
     /**
-     * A leader's batch that ran here, as a speculated batch on it needs to know: whether it threw (the leader voids
-     * the speculated batch then), the requests it named, and those whose call neither failed nor finished (the others
+     * A leader's batch that closed here, as a speculated batch on it needs to know: whether it voids that batch (it
+     * threw, or was dropped here), the requests it named, and those whose call neither failed nor finished (the others
      * are dropped from the speculated batch, on the leader as here).
      */
-    private record Closed(boolean threw, List<String> named, Set<String> continuing) {
+    private record Closed(boolean voidsNext, List<String> named, Set<String> continuing) {
     }
 
     /** How many closed batches are remembered: a speculated batch follows the one it continues closely. */
@@ -102,7 +105,7 @@ final class LockstepFollower {
         owner.check();
         for (ArrayDeque<Queued> fifo : fifos.values()) {
             Queued head = fifo.peek();
-            if (head != null && (satisfiable(scheduler, head.schedule()) || expired(head))) {
+            if (head != null && (satisfiable(scheduler, effective(head.schedule())) || expired(head))) {
                 return true;
             }
         }
@@ -221,7 +224,8 @@ final class LockstepFollower {
         }
     }
 
-    void ran(ScheduleTPNode schedule) {
+    /** Every request {@code schedule} names is past it here: removals relayed after it may go on. */
+    private void ran(ScheduleTPNode schedule) {
         owner.check();
         for (String id : schedule.requestIds()) {
             ranFor.merge(id, schedule.specSeq(), Math::max);
@@ -239,7 +243,7 @@ final class LockstepFollower {
 
     /** Marks a voided speculative batch in {@link #effective}. */
     private static final ScheduleTPNode VOIDED = new ScheduleTPNode("", "", List.of(), true, -1, -1,
-            io.mstar.wire.OffloadDelta.newDelta());
+            OffloadDelta.newDelta());
 
     /**
      * The batch a FIFO head stands for here. A plain one as it came. A speculative one only once the batch it
@@ -256,7 +260,7 @@ final class LockstepFollower {
         if (from == null) {
             return null;
         }
-        if (from.threw()) {
+        if (from.voidsNext()) {
             return VOIDED;
         }
         List<String> ids = head.requestIds().stream()
@@ -269,9 +273,9 @@ final class LockstepFollower {
     void closed(Step step) {
         owner.check();
         List<String> named = step.items.stream().map(item -> item.request().requestId).toList();
-        Set<String> continuing = new java.util.HashSet<>();
+        Set<String> continuing = new HashSet<>();
         for (int i = 0; step.error == null && i < step.items.size(); i++) {
-            io.mstar.worker.kernel.NodeResult result = step.results == null ? null : step.results[i];
+            NodeResult result = step.results == null ? null : step.results[i];
             if (result != null && !result.failed() && !result.finish()) {
                 continuing.add(named.get(i));
             }
@@ -279,8 +283,8 @@ final class LockstepFollower {
         closed.put(step.tpSeq, new Closed(step.error != null, named, continuing));
     }
 
-    private boolean satisfiable(Scheduler scheduler, ScheduleTPNode schedule) {
-        ScheduleTPNode head = effective(schedule);
+    /** Whether {@code head}, a FIFO head as {@link #effective} made it, could start now (a voided one is taken off). */
+    private boolean satisfiable(Scheduler scheduler, ScheduleTPNode head) {
         if (head == null || head == VOIDED) {
             return head == VOIDED;
         }

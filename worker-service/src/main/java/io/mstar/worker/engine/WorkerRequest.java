@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
+import io.mstar.graph.WorkerGraph;
+
 /**
  * Everything a worker knows about one request: its placement, its partitions, its phase, and the sends the broker
  * has not acknowledged yet. Its tensors live in the store under its id. Owned by the engine loop.
@@ -47,7 +49,7 @@ final class WorkerRequest {
      * a tensor-parallel group (docs/tensor-parallelism.md); empty when no graph of the pass runs it.
      */
     List<String> workersOf(PartitionPass pass, String node) {
-        for (io.mstar.graph.WorkerGraph graph : pass.graphs) {
+        for (WorkerGraph graph : pass.graphs) {
             if (graph.nodeNames().contains(node)) {
                 return workerGraphToWorkers.getOrDefault(graph.id(), List.of());
             }

@@ -86,10 +86,7 @@ class ToyTtsTensorParallelEngineTests {
     void textAndAudioOfATensorParallelLmAreThoseOfOneWorkerInEveryStepMode() throws Exception {
         long seed = Seeds.of("ToyTtsTensorParallelEngineTests");
         List<ToyTtsEngineTests.Req> reqs = requests(seed);
-        List<ToyTtsEngineTests.Out> reference;
-        try (TtsHarness h = new TtsHarness(dir.resolve("one"), TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
-            reference = ToyTtsEngineTests.runAll(h, "one", reqs);
-        }
+        List<ToyTtsEngineTests.Out> reference = onOneWorker("one", reqs);
         List<EngineProperties> modes = List.of(
                 EngineProperties.defaults().withSteps(false, EngineProperties.Speculation.OFF),
                 EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.OFF),
@@ -113,13 +110,26 @@ class ToyTtsTensorParallelEngineTests {
                 assertThat(h.w1.kvState().poolBytes()).as("the follower holds its own half of the KV").isPositive();
             } // close(): both workers at baseline
             assertThat(schedules).as("batches the leader broadcast (mode %d)", m).isPositive();
-            for (int i = 0; i < reqs.size(); i++) {
-                String what = "mode " + m + ", request " + i + " (seed " + seed + ")";
-                assertThat(new String(got.get(i).text(), StandardCharsets.ISO_8859_1)).as(what)
-                        .isEqualTo(new String(reference.get(i).text(), StandardCharsets.ISO_8859_1));
-                assertThat(got.get(i).audio()).as(what).isEqualTo(reference.get(i).audio());
-                assertThat(got.get(i).stopped()).as(what).isEqualTo(reference.get(i).stopped());
-            }
+            assertSameOutputs(got, reference, "mode " + m + ", seed " + seed);
+        }
+    }
+
+    /** The requests' outputs with the lm on one worker: what every TP2 run must give byte for byte. */
+    private List<ToyTtsEngineTests.Out> onOneWorker(String name, List<ToyTtsEngineTests.Req> reqs) throws Exception {
+        try (TtsHarness h = new TtsHarness(dir.resolve(name), TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
+            return ToyTtsEngineTests.runAll(h, "one", reqs);
+        }
+    }
+
+    private static void assertSameOutputs(List<ToyTtsEngineTests.Out> got, List<ToyTtsEngineTests.Out> reference,
+            String run) {
+        assertThat(got).as(run).hasSameSizeAs(reference);
+        for (int i = 0; i < reference.size(); i++) {
+            String what = run + ", request " + i;
+            assertThat(new String(got.get(i).text(), StandardCharsets.ISO_8859_1)).as(what)
+                    .isEqualTo(new String(reference.get(i).text(), StandardCharsets.ISO_8859_1));
+            assertThat(got.get(i).audio()).as(what).isEqualTo(reference.get(i).audio());
+            assertThat(got.get(i).stopped()).as(what).isEqualTo(reference.get(i).stopped());
         }
     }
 
@@ -127,16 +137,9 @@ class ToyTtsTensorParallelEngineTests {
     void aFollowerWithWorkOfItsOwnAndTooFewPagesTakesTheLeadersMovesAndTheOutputsStay() throws Exception {
         long seed = Seeds.of("ToyTtsTensorParallelEngineTests.busyFollower");
         List<ToyTtsEngineTests.Req> reqs = requests(seed);
-        List<ToyTtsEngineTests.Out> reference;
-        try (TtsHarness h = new TtsHarness(dir.resolve("roomy"), TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host())) {
-            reference = ToyTtsEngineTests.runAll(h, "one", reqs);
-        }
+        List<ToyTtsEngineTests.Out> reference = onOneWorker("roomy", reqs);
         try (TtsHarness h = tp2("busy-follower", TP2_BUSY_FOLLOWER, EngineProperties.defaults())) {
-            List<ToyTtsEngineTests.Out> got = ToyTtsEngineTests.runAll(h, "b", reqs);
-            for (int i = 0; i < reqs.size(); i++) {
-                assertThat(got.get(i).text()).as("request %d (seed %d)", i, seed).isEqualTo(reference.get(i).text());
-                assertThat(got.get(i).audio()).as("request %d (seed %d)", i, seed).isEqualTo(reference.get(i).audio());
-            }
+            assertSameOutputs(ToyTtsEngineTests.runAll(h, "b", reqs), reference, "busy follower, seed " + seed);
             double offloads = h.w0.registry.get(KvCaches.KV_MOVES).tags("move", "offload").functionCounter().count();
             assertThat(offloads).as("the leader offloaded (seed %d)", seed).isPositive();
             assertThat(h.w1.registry.get(KvCaches.KV_MOVES).tags("move", "offload").functionCounter().count())

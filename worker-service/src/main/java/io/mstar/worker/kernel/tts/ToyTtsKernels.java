@@ -66,12 +66,8 @@ public final class ToyTtsKernels {
      */
     public static ModelKernels tensorParallel(Device device, Collective group) {
         log.info("kernels: toy-tts lm as rank {} of {} on {} when first used", group.rank(), group.size(), device.name());
-        return new ModelKernels(ToyTtsModel.NAME, Map.of(
-                ToyTtsModel.LM, new ToyTtsLmKernel(() -> new TensorParallelLmBackend(ToyTtsWeights.generate(), group,
-                        device), group),
-                ToyTtsModel.CODEC, new ToyTtsCodecKernel()),
-                Map.of(ToyTtsModel.NEW_TOKEN, new SlidingWindowChunkPolicy(ToyTtsModel.CODEC_WINDOW,
-                        ToyTtsModel.CODEC_STRIDE)));
+        return withLm(new ToyTtsLmKernel(() -> new TensorParallelLmBackend(ToyTtsWeights.generate(), group, device),
+                group));
     }
 
     /** Everything in plain Java: runs on any device through its copies. */
@@ -90,9 +86,12 @@ public final class ToyTtsKernels {
     }
 
     public static ModelKernels with(Supplier<LmBackend> backend, ResidentSettings resident, MeterRegistry registry) {
-        return new ModelKernels(ToyTtsModel.NAME, Map.of(
-                ToyTtsModel.LM, new ToyTtsLmKernel(backend, resident, registry),
-                ToyTtsModel.CODEC, new ToyTtsCodecKernel()),
+        return withLm(new ToyTtsLmKernel(backend, resident, registry));
+    }
+
+    /** The model's kernels around {@code lm}: the codec in Java, and its stream's sliding window. */
+    private static ModelKernels withLm(ToyTtsLmKernel lm) {
+        return new ModelKernels(ToyTtsModel.NAME, Map.of(ToyTtsModel.LM, lm, ToyTtsModel.CODEC, new ToyTtsCodecKernel()),
                 Map.of(ToyTtsModel.NEW_TOKEN, new SlidingWindowChunkPolicy(ToyTtsModel.CODEC_WINDOW,
                         ToyTtsModel.CODEC_STRIDE)));
     }

@@ -1,16 +1,16 @@
 package io.mstar.tensor;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.TreeMap;
+
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongHashSet;
 
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.tensor.bookkeeping.Collectable;
@@ -66,10 +66,10 @@ public final class TensorStore {
 
     private final TensorBookkeeping bookkeeping;
     private final TensorRelease release;
-    private final Map<Long, Stored> tensors = new HashMap<>();
-    private final Map<String, Set<Long>> requestUuids = new HashMap<>();
+    private final Long2ObjectHashMap<Stored> tensors = LongKeys.map();
+    private final Map<String, LongHashSet> requestUuids = new HashMap<>();
     /** Uuids held here whose bookkeeper record is already gone; drained by removal. */
-    private final Set<Long> forgotten = new HashSet<>();
+    private final LongHashSet forgotten = LongKeys.set();
     private final long[] errors = new long[Reason.values().length];
     private volatile Thread owner;
 
@@ -170,11 +170,10 @@ public final class TensorStore {
         return bookkeeping.getInfo(uuid);
     }
 
-    /** The uuids {@code requestId} still holds here, in put order; empty for a request with none. */
+    /** The uuids {@code requestId} still holds here, ascending; empty for a request with none. */
     public List<Long> getAllUuids(String requestId) {
         checkOwner();
-        Set<Long> uuids = requestUuids.get(requestId);
-        return uuids == null ? List.of() : List.copyOf(uuids);
+        return Arrays.stream(uuidsOf(requestId)).boxed().toList();
     }
 
     /** Whether the store holds a tensor for {@code uuid}. Never an error. */
@@ -200,7 +199,7 @@ public final class TensorStore {
         if (stored == null) {
             throw raise(Reason.UNKNOWN_UUID, uuid, "remove_tensor", "not stored (removed twice?)");
         }
-        Set<Long> ofRequest = requestUuids.get(stored.requestId);
+        LongHashSet ofRequest = requestUuids.get(stored.requestId);
         ofRequest.remove(uuid);
         if (ofRequest.isEmpty()) {
             requestUuids.remove(stored.requestId);
@@ -225,8 +224,7 @@ public final class TensorStore {
      */
     public int removeRequest(String requestId) {
         checkOwner();
-        Set<Long> uuids = requestUuids.get(requestId);
-        return uuids == null ? 0 : removeEach(new ArrayList<>(uuids));
+        return removeEach(uuidsOf(requestId));
     }
 
     /**
@@ -237,11 +235,31 @@ public final class TensorStore {
      */
     public int removeAll() {
         checkOwner();
-        return removeEach(new ArrayList<>(tensors.keySet()));
+        long[] all = new long[tensors.size()];
+        int i = 0;
+        for (Long2ObjectHashMap<Stored>.KeyIterator it = tensors.keySet().iterator(); it.hasNext(); ) {
+            all[i++] = it.nextLong();
+        }
+        return removeEach(all);
+    }
+
+    /** The request's uuids, ascending (a deterministic teardown order), copied so removal may go on meanwhile. */
+    private long[] uuidsOf(String requestId) {
+        LongHashSet uuids = requestUuids.get(requestId);
+        if (uuids == null) {
+            return new long[0];
+        }
+        long[] out = new long[uuids.size()];
+        int i = 0;
+        for (LongHashSet.LongIterator it = uuids.iterator(); it.hasNext(); ) {
+            out[i++] = it.nextValue();
+        }
+        Arrays.sort(out);
+        return out;
     }
 
     /** Keeps going past a failing removal; the first failure is thrown at the end with the others suppressed. */
-    private int removeEach(List<Long> uuids) {
+    private int removeEach(long[] uuids) {
         RuntimeException failure = null;
         int removed = 0;
         for (long uuid : uuids) {
@@ -444,7 +462,7 @@ public final class TensorStore {
                     + requestIds.size() + " request ids, " + n + " uuids, " + bufs.size() + " tensors, " + infos
                     + " descriptors" + (cpuTensors == null ? "" : ", " + cpuTensors.size() + " host copies"));
         }
-        Set<Long> seen = new HashSet<>();
+        LongHashSet seen = LongKeys.set();
         for (int i = 0; i < n; i++) {
             if (tensors.containsKey(uuids[i]) || !seen.add(uuids[i])) {
                 throw raise(Reason.DUPLICATE_UUID, uuids[i], op, "already stored or repeated in the batch");
@@ -464,7 +482,7 @@ public final class TensorStore {
 
     private void store(String requestId, long uuid, DeviceBuffer buffer, ByteBuffer cpu) {
         tensors.put(uuid, new Stored(requestId, buffer, cpu == null ? null : cpu.slice()));
-        requestUuids.computeIfAbsent(requestId, r -> new LinkedHashSet<>()).add(uuid);
+        requestUuids.computeIfAbsent(requestId, r -> LongKeys.set()).add(uuid);
     }
 
     private Stored stored(long uuid, String op) {

@@ -1,5 +1,6 @@
 package io.mstar.tensor.arena;
 
+import io.mstar.tensor.LongKeys;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -13,13 +14,12 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.ReentrantLock;
+import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * A producer's shared-memory arena: named segments (files in {@link ArenaSettings#directory()},
@@ -50,7 +50,7 @@ public final class ShmArena implements AutoCloseable {
 
     // guarded by lock
     private final List<Segment> segments = new ArrayList<>();
-    private final Map<Long, ArenaSlot> live = new HashMap<>();
+    private final Long2ObjectHashMap<ArenaSlot> live = LongKeys.map();
     private long usedBytes;
     private long spilledBytes;
     private int spilledFiles;

@@ -1,10 +1,11 @@
 package io.mstar.tensor.bookkeeping;
 
 import io.mstar.graph.TensorPointerInfo;
+import io.mstar.tensor.LongKeys;
 
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
+
+import org.agrona.collections.LongHashSet;
 
 /**
  * Per-uuid reference state. Never sees a tensor or a request id.
@@ -142,7 +143,7 @@ public interface TensorBookkeeping {
     /** {@link #putTensor} for a batch, validated first (known or repeated uuids refuse the whole batch). */
     default void putTensorBatch(long[] uuids, List<TensorPointerInfo> infos) {
         requireSameLength("put_tensor_batch", uuids.length, infos.size());
-        Set<Long> seen = new HashSet<>();
+        LongHashSet seen = LongKeys.set();
         for (int i = 0; i < uuids.length; i++) {
             long uuid = uuids[i];
             if (contains(uuid) || !seen.add(uuid)) {
@@ -223,7 +224,7 @@ public interface TensorBookkeeping {
 
     private void requireKnownAndDistinct(String op, long[] uuids) {
         requireKnown(op, uuids);
-        Set<Long> seen = new HashSet<>();
+        LongHashSet seen = LongKeys.set();
         for (long uuid : uuids) {
             if (!seen.add(uuid)) {
                 throw errors().raise(TensorStoreException.Reason.INVALID_ARGUMENT, uuid, op, "uuid repeated in batch");

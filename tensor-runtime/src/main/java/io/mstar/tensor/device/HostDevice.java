@@ -1,11 +1,13 @@
 package io.mstar.tensor.device;
 
 import java.nio.ByteBuffer;
-import java.util.HashMap;
-import java.util.Map;
 
 import static io.mstar.tensor.device.DeviceException.Reason.INVALID_ARGUMENT;
 import static io.mstar.tensor.device.DeviceException.Reason.OUT_OF_MEMORY;
+
+import org.agrona.collections.Long2ObjectHashMap;
+
+import io.mstar.tensor.LongKeys;
 
 /**
  * Host memory as a {@link Device}: what a worker runs on when no GPU is found, and what tests run on.
@@ -33,7 +35,7 @@ public final class HostDevice implements Device {
 
     private final String name;
     private final long capacityBytes;
-    private final Map<Long, HostBuffer> live = new HashMap<>();
+    private final Long2ObjectHashMap<HostBuffer> live = LongKeys.map();
     private long nextAddress = 1;
     private long bytesInUse;
     private long allocations;

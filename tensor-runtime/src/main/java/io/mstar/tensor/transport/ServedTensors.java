@@ -1,9 +1,10 @@
 package io.mstar.tensor.transport;
 
+import io.mstar.tensor.LongKeys;
 import java.nio.ByteBuffer;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * A {@link TensorSource} over explicitly published buffers: the thread-safe view of a producer's
@@ -22,7 +23,7 @@ public final class ServedTensors implements TensorSource {
 
     private final Object lock = new Object();
     // guarded by lock
-    private final Map<Long, Entry> live = new HashMap<>();
+    private final Long2ObjectHashMap<Entry> live = LongKeys.map();
     private final LinkedHashMap<Long, Boolean> freed = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {

@@ -1,6 +1,7 @@
 package io.mstar.tensor.transport;
 
 import io.mstar.graph.TensorPointerInfo;
+import io.mstar.tensor.LongKeys;
 import io.mstar.tensor.TensorRelease;
 import io.mstar.tensor.TensorStore;
 import io.mstar.tensor.arena.ArenaSlot;
@@ -11,11 +12,10 @@ import io.mstar.tensor.device.DeviceBuffer;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
+import org.agrona.collections.LongHashSet;
 
 /**
  * The producer's publish path (docs/architecture.md#tensor-lifetime, docs/architecture.md#data-plane): makes stored
@@ -47,7 +47,7 @@ public final class TensorPublisher implements TensorRelease {
     private final ShmArena arena;
     private final ServedTensors served;
     /** Published and not yet released: the uuids whose free must also give back an arena slot. Loop-owned. */
-    private final Set<Long> published = new HashSet<>();
+    private final LongHashSet published = LongKeys.set();
 
     /**
      * @param arena this producer's arena; it must report to the bookkeeper of the store published from
@@ -94,7 +94,7 @@ public final class TensorPublisher implements TensorRelease {
      */
     public List<TensorPointerInfo> publish(TensorStore store, long[] uuids) {
         List<DeviceBuffer> buffers = new ArrayList<>(uuids.length);
-        Set<Long> seen = new HashSet<>();
+        LongHashSet seen = LongKeys.set();
         for (long uuid : uuids) {
             buffers.add(store.getTensor(uuid)); // refuses an unknown uuid, counted by the store
             if (published.contains(uuid) || !seen.add(uuid)) {

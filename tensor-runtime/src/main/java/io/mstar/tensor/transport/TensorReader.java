@@ -2,6 +2,7 @@ package io.mstar.tensor.transport;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.mstar.graph.TensorPointerInfo;
+import io.mstar.tensor.LongKeys;
 import io.mstar.tensor.arena.ArenaException;
 import io.mstar.tensor.arena.ArenaReader;
 import io.mstar.wire.TensorReceived;
@@ -12,7 +13,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -22,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLException;
+import org.agrona.collections.Long2ObjectHashMap;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
@@ -293,7 +294,7 @@ public final class TensorReader implements AutoCloseable {
     /** One request's reads. Its own monitor guards it; held only for counter updates. */
     private static final class RequestReads {
         private int inFlight;
-        private final Map<Long, Integer> landed = new HashMap<>();
+        private final Long2ObjectHashMap<Integer> landed = LongKeys.map();
         private final List<Long> failed = new ArrayList<>();
         private final List<CompletableFuture<Void>> waiters = new ArrayList<>();
 
@@ -306,7 +307,8 @@ public final class TensorReader implements AutoCloseable {
             synchronized (this) {
                 inFlight--;
                 if (ok) {
-                    landed.merge(uuid, 1, Integer::sum);
+                    Integer count = landed.get(uuid);
+                    landed.put(uuid, Integer.valueOf(count == null ? 1 : count + 1));
                 } else {
                     failed.add(uuid);
                 }

@@ -1,15 +1,15 @@
 package io.mstar.worker.streaming;
 
 import io.mstar.loop.OwnerThread;
+import io.mstar.tensor.LongKeys;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
+
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongHashSet;
 
 import static io.mstar.worker.streaming.StreamBufferException.Reason.CLOSED;
 import static io.mstar.worker.streaming.StreamBufferException.Reason.DUPLICATE_LANDING;
@@ -62,9 +62,9 @@ public final class StreamBuffer<T> {
     private final OwnerThread owner = new OwnerThread("stream buffer");
     /** Slots of positions {@code [base, registered)}: everything before {@code base} was released. */
     private final List<Slot<T>> retained = new ArrayList<>();
-    private final Map<Long, Slot<T>> unlanded = new HashMap<>();
+    private final Long2ObjectHashMap<Slot<T>> unlanded = LongKeys.map();
     /** Every uuid ever registered, so a reused uuid is caught even after its first use was released. */
-    private final Set<Long> seen = new HashSet<>();
+    private final LongHashSet seen = LongKeys.set();
     private long base;
     private long registered;
     /** Every position below this has landed. */

@@ -23,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import org.springframework.util.unit.DataSize;
@@ -103,7 +104,8 @@ import io.mstar.worker.kv.KvCache;
  * and one more untimed round per batch.
  *
  * <p>Options: {@code --device host|cuda|auto} (auto: CUDA when a GPU is visible), {@code --batches 1,8,32},
- * {@code --tokens 128}, {@code --prompt-bytes 32}, {@code --rounds 3}, {@code --verbose} (INFO logging, see
+ * {@code --tokens 128}, {@code --prompt-bytes 32}, {@code --rounds 3}, {@code --modes} (some of
+ * {@code synchronous,pipelined,speculated,resident}, the default), {@code --verbose} (INFO logging, see
  * {@link DriverLogging}).
  */
 public final class ServingEfficiency {
@@ -132,7 +134,8 @@ public final class ServingEfficiency {
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
         Map<String, String> options = new HashMap<>(Map.of("--device", "auto", "--batches", "1,8,32", "--tokens",
-                "128", "--prompt-bytes", "32", "--rounds", "3"));
+                "128", "--prompt-bytes", "32", "--rounds", "3", "--modes",
+                MODES.stream().map(Mode::name).collect(Collectors.joining(","))));
         for (int i = 0; i < args.length; i += 2) {
             if (options.put(args[i], args[i + 1]) == null) {
                 throw new IllegalArgumentException("unknown option " + args[i]);
@@ -143,6 +146,12 @@ public final class ServingEfficiency {
         int tokens = Integer.parseInt(options.get("--tokens"));
         int promptBytes = Integer.parseInt(options.get("--prompt-bytes"));
         int rounds = Integer.parseInt(options.get("--rounds"));
+        List<String> names = List.of(options.get("--modes").split(","));
+        List<Mode> modes = MODES.stream().filter(m -> names.contains(m.name())).toList();
+        if (modes.size() != names.size()) {
+            throw new IllegalArgumentException("--modes takes some of " + MODES.stream().map(Mode::name).toList()
+                    + ", not " + names);
+        }
         if (promptBytes < 1 || tokens < 1 || rounds < 1) {
             throw new IllegalArgumentException("--prompt-bytes, --tokens and --rounds must be positive");
         }
@@ -184,7 +193,7 @@ public final class ServingEfficiency {
                     CODEC_WORKER.value(), promptBytes, tokens, rounds);
             try (KvCache cache = new KvCache(device, kv, ToyTtsWeights.BYTES_PER_TOKEN)) {
                 Set<Long> claimedStepThreads = new HashSet<>();
-                for (Mode mode : MODES) {
+                for (Mode mode : modes) {
                     clusters.add(new Cluster(mode, base.resolve(mode.name()), graphs, deployment, devices,
                             claimedStepThreads));
                 }
@@ -224,7 +233,7 @@ public final class ServingEfficiency {
         System.out.println();
         StringBuilder head = new StringBuilder("| batch | kernel-only tokens/s |");
         StringBuilder rule = new StringBuilder("|---:|---:|");
-        for (Mode mode : MODES) {
+        for (Mode mode : modes) {
             head.append(' ').append(mode.name()).append(" tokens/s (ratio) |");
             rule.append("---:|");
         }

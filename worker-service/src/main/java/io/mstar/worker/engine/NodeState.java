@@ -20,10 +20,18 @@ final class NodeState {
     boolean ran;
     /** In the scheduler's ready set or in the running batch. */
     boolean queued;
+    /** This pass's runs of the node and their seconds: its {@code GraphTiming}. */
+    long execCount;
+    double execSeconds;
 
     NodeState(GraphNode node, LoopState loop) {
         this.node = node;
         this.loop = loop;
+    }
+
+    void timed(double seconds) {
+        execCount++;
+        execSeconds += seconds;
     }
 
     boolean ready() {

@@ -39,7 +39,6 @@ final class PartitionPass {
     final Map<String, Integer> newTokenCounts = new LinkedHashMap<>();
     final Set<String> outputSignalNames = new LinkedHashSet<>();
     final Map<String, NestedLoopIndices> outputLoopIndices = new LinkedHashMap<>();
-    final Map<NodeAndGraphWalk, GraphTiming> timings = new LinkedHashMap<>();
 
     PartitionPass(CurrentForwardPassInfo info, List<WorkerGraph> graphs) {
         this.walk = info.graphWalk();
@@ -94,11 +93,15 @@ final class PartitionPass {
         return ids;
     }
 
-    void time(String node, double seconds) {
-        NodeAndGraphWalk key = new NodeAndGraphWalk(node, walk);
-        GraphTiming old = timings.get(key);
-        long count = old == null ? 1 : old.execCount() + 1;
-        double total = (old == null ? 0 : old.totalTime()) + seconds;
-        timings.put(key, new GraphTiming(node, walk, count, total, total, 0, 0));
+    /** What {@code WorkerGraphsDone.graph_timings} reports: the nodes that ran in this pass, in graph order. */
+    Map<NodeAndGraphWalk, GraphTiming> timings() {
+        Map<NodeAndGraphWalk, GraphTiming> timings = new LinkedHashMap<>();
+        nodes.forEach((name, node) -> {
+            if (node.execCount > 0) {
+                timings.put(new NodeAndGraphWalk(name, walk),
+                        new GraphTiming(name, walk, node.execCount, node.execSeconds, node.execSeconds, 0, 0));
+            }
+        });
+        return timings;
     }
 }

@@ -54,7 +54,7 @@ final class PassReports {
                 .partitionDone(pass.finalStreamChunk)
                 .streamTokensConsumed(consumed)
                 .outputLoopIndices(pass.outputLoopIndices)
-                .graphTimings(pass.timings)
+                .graphTimings(pass.timings())
                 .build();
         List<CompletableFuture<?>> gate = new ArrayList<>(request.unackedSends);
         gate.add(request.lastReport);

@@ -124,7 +124,7 @@ final class Passes {
         PartitionState partition = item.partition();
         PartitionPass pass = item.pass();
         NodeState node = item.node();
-        pass.time(node.node.name(), seconds);
+        node.timed(seconds);
         NestedLoopIndices position = pass.position(node);
         node.current.values().forEach(this::releaseSlot);
         node.current.clear();

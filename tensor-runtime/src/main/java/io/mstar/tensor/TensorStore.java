@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongHashSet;
@@ -384,21 +383,13 @@ public final class TensorStore {
     /** Bytes of the buffers held, by device name (sorted). */
     public Map<String, Long> bytesByDevice() {
         checkOwner();
-        Map<String, Long> out = new TreeMap<>();
-        for (Stored s : tensors.values()) {
-            out.merge(s.buffer.device().name(), s.buffer.nbytes(), Long::sum);
-        }
-        return out;
+        return census().bytesByDevice();
     }
 
     /** Bytes of the host copies held. */
     public long hostCopyBytes() {
         checkOwner();
-        long total = 0;
-        for (Stored s : tensors.values()) {
-            total += s.cpu == null ? 0 : s.cpu.capacity();
-        }
-        return total;
+        return census().hostCopyBytes;
     }
 
     /** Requests that still hold a tensor here. */
@@ -423,21 +414,19 @@ public final class TensorStore {
      */
     public TensorStoreSnapshot snapshot() {
         checkOwner();
-        long owned = 0;
-        long awaitingAck = 0;
-        long persisted = 0;
-        for (long uuid : tensors.keySet()) {
-            switch (TensorState.of(forgotten.contains(uuid) || !bookkeeping.contains(uuid)
-                    ? null : bookkeeping.referenceInfo(uuid))) {
-                case OWNED -> owned++;
-                case AWAITING_ACK -> awaitingAck++;
-                case PERSISTED -> persisted++;
-            }
-        }
+        StoreCensus census = census();
         Map<Reason, Long> allErrors = errorCounts();
         bookkeeping.errors().snapshot().forEach((r, n) -> allErrors.merge(r, n, Long::sum));
-        return new TensorStoreSnapshot(tensors.size(), owned, awaitingAck, persisted, bytesByDevice(),
-                hostCopyBytes(), allErrors);
+        return new TensorStoreSnapshot(tensors.size(), census.owned, census.awaitingAck, census.persisted,
+                census.bytesByDevice(), census.hostCopyBytes, allErrors);
+    }
+
+    /** One walk over the tensors held (a busy worker holds tens of thousands): their states and their bytes. */
+    private StoreCensus census() {
+        StoreCensus census = new StoreCensus();
+        tensors.forEachLong((uuid, s) -> census.count(TensorState.of(forgotten.contains(uuid)
+                || !bookkeeping.contains(uuid) ? null : bookkeeping.referenceInfo(uuid)), s.buffer, s.cpu));
+        return census;
     }
 
     // ---- internals ----

@@ -102,7 +102,9 @@ final class TensorLedger {
             return;
         }
         data.store().dereference(uuid, n);
-        freeIfCollectable(uuid);
+        if (data.store().canGc(uuid)) { // still held: a dereference never removes
+            data.store().removeTensor(uuid);
+        }
     }
 
     void freeIfCollectable(long uuid) {

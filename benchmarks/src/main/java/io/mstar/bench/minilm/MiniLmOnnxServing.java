@@ -41,6 +41,7 @@ import io.mstar.messaging.EntityId;
 import io.mstar.messaging.InboxPosition;
 import io.mstar.model.MiniLmModel;
 import io.mstar.request.CurrentForwardPassInfo;
+import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.wire.ConductorMessage;
@@ -65,11 +66,12 @@ import io.mstar.worker.engine.WorkerDataPlane;
 import io.mstar.worker.engine.WorkerDataProperties;
 import io.mstar.worker.engine.WorkerEngine;
 import io.mstar.worker.kernel.KernelCatalog;
+import io.mstar.worker.kernel.ModelKernels;
+import io.mstar.worker.kernel.NodeKernel;
 import io.mstar.worker.kernel.NodeCall;
 import io.mstar.worker.kernel.NodeResult;
 import io.mstar.worker.kernel.Tensor;
 import io.mstar.worker.kernel.minilm.MiniLmConfig;
-import io.mstar.worker.kernel.minilm.MiniLmKernels;
 import io.mstar.worker.kernel.minilm.MiniLmNodeKernel;
 import io.mstar.worker.kernel.minilm.MiniLmOnnxEncoder;
 import io.mstar.worker.kernel.minilm.MiniLmTokenizer;
@@ -166,6 +168,11 @@ public final class MiniLmOnnxServing {
                 System.out.printf(Locale.ROOT, "batch %2d: engine's best round: %d steps, %.2f calls a step, %.2f ms a "
                         + "step (kernel alone, best round: %.2f ms for %d calls)%n", b, steps.count(), steps.calls() / steps.count(),
                         steps.seconds() * 1e3 / steps.count(), b * 1e3 / row[1], b);
+                // and the requests' path around the steps: the hand-offs, the text's read, the reports
+                System.out.printf(Locale.ROOT, "batch %2d: a wave's path outside the kernel: %.2f ms from its first "
+                        + "NewRequest to the kernel's first call, %.2f ms from the kernel's last return to its last "
+                        + "WorkerGraphsDone%n", b, steps.beforeSeconds() * 1e3 / steps.waves(),
+                        steps.afterSeconds() * 1e3 / steps.waves());
             }
         }
         System.out.println();
@@ -192,10 +199,52 @@ public final class MiniLmOnnxServing {
         return sentences;
     }
 
-    /** Engine steps: how many, their seconds, and the calls they ran. */
-    record Steps(long count, double seconds, double calls) {
+    /**
+     * Engine steps: how many, their seconds, and the calls they ran; and over the waves, the seconds from a wave's first
+     * NewRequest to the kernel's first call, and from the kernel's last return to the wave's last WorkerGraphsDone.
+     */
+    record Steps(long count, double seconds, double calls, long waves, double beforeSeconds, double afterSeconds) {
         Steps minus(Steps earlier) {
-            return new Steps(count - earlier.count, seconds - earlier.seconds, calls - earlier.calls);
+            return new Steps(count - earlier.count, seconds - earlier.seconds, calls - earlier.calls,
+                    waves - earlier.waves, beforeSeconds - earlier.beforeSeconds, afterSeconds - earlier.afterSeconds);
+        }
+    }
+
+    /** The encoder's kernel with the time of its first call and last return in a wave (step thread writes, driver reads). */
+    private static final class TimedKernel implements NodeKernel, AutoCloseable {
+        private final MiniLmNodeKernel kernel;
+        private volatile long firstCall;
+        private volatile long lastReturn;
+
+        TimedKernel(MiniLmNodeKernel kernel) {
+            this.kernel = kernel;
+        }
+
+        @Override
+        public int maxBatchSize() {
+            return kernel.maxBatchSize();
+        }
+
+        @Override
+        public List<NodeResult> forward(Device device, List<NodeCall> batch) {
+            if (firstCall == 0) {
+                firstCall = System.nanoTime();
+            }
+            try {
+                return kernel.forward(device, batch);
+            } finally {
+                lastReturn = System.nanoTime();
+            }
+        }
+
+        /** A new wave: no call yet. */
+        void reset() {
+            firstCall = 0;
+        }
+
+        @Override
+        public void close() {
+            kernel.close();
         }
     }
 
@@ -286,7 +335,11 @@ public final class MiniLmOnnxServing {
         private final EngineMeters meters;
         private final EngineLoop loop;
         private final SimpleMeterRegistry registry;
+        private final TimedKernel timed;
         private int wave;
+        private long waves;
+        private long beforeNanos;
+        private long afterNanos;
 
         Engine(MiniLmNodeKernel kernel) throws Exception {
             Path shm = Path.of("/dev/shm");
@@ -306,7 +359,8 @@ public final class MiniLmOnnxServing {
             conductor = new WorkerDataPlane(EntityId.CONDUCTOR, dataSettings(arena),
                     new HostDevice(HostDevice.NAME, 16 << 20), new SimpleMeterRegistry());
             data = new WorkerDataPlane(WORKER, dataSettings(arena), new HostDevice(HostDevice.NAME, 64 << 20), registry);
-            kernels = new KernelCatalog(List.of(MiniLmKernels.of(kernel)));
+            timed = new TimedKernel(kernel);
+            kernels = new KernelCatalog(List.of(new ModelKernels(MiniLmModel.NAME, Map.of(MiniLmModel.ENCODE, timed))));
             Outbox outbox = new Outbox() {
                 @Override
                 public CompletableFuture<?> toConductor(ConductorMessage message) {
@@ -356,6 +410,7 @@ public final class MiniLmOnnxServing {
                 inputs.add(publish(id, texts.get(s).getBytes(StandardCharsets.UTF_8)));
             }
             List<Integer> graphIds = graphs.stream().map(WorkerGraph::id).toList();
+            timed.reset();
             long start = System.nanoTime();
             for (int s = 0; s < ids.size(); s++) {
                 loop.deliver(WorkerMessage.of(new NewRequest(ids.get(s), graphIds, placement,
@@ -393,6 +448,9 @@ public final class MiniLmOnnxServing {
             if (embeddings != ids.size()) {
                 throw new IllegalStateException(embeddings + " embeddings for " + ids.size() + " requests");
             }
+            waves++;
+            beforeNanos += timed.firstCall - start;
+            afterNanos += lastDone - timed.lastReturn;
             return lastDone - start;
         }
 
@@ -400,8 +458,9 @@ public final class MiniLmOnnxServing {
         Steps steps() {
             Timer step = registry.find("mstar.worker.step").timer();
             DistributionSummary size = registry.find("mstar.worker.batch.size").summary();
-            return step == null || size == null ? new Steps(0, 0, 0)
-                    : new Steps(step.count(), step.totalTime(TimeUnit.NANOSECONDS) / 1e9, size.totalAmount());
+            return step == null || size == null ? new Steps(0, 0, 0, 0, 0, 0)
+                    : new Steps(step.count(), step.totalTime(TimeUnit.NANOSECONDS) / 1e9, size.totalAmount(), waves,
+                            beforeNanos / 1e9, afterNanos / 1e9);
         }
 
         /** The text as the conductor's input tensor, published for the worker to read. */

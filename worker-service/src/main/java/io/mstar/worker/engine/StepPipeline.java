@@ -148,7 +148,7 @@ final class StepPipeline {
             ReadyItem item = items.get(i);
             Map<String, Tensor> inputs = new HashMap<>();
             List<Long> holds = new ArrayList<>();
-            NestedLoopIndices position = item.pass().position(item.node());
+            NestedLoopIndices position;
             if (speculated && continuations.get(i) != null) {
                 LoopState loop = item.node().loop;
                 loop.retained.forEach((edge, uuid) -> {
@@ -167,6 +167,7 @@ final class StepPipeline {
                     }
                 });
                 at[i] = item.node().loop == null ? -1 : item.node().loop.iteration;
+                position = item.pass().position(item.node());
             }
             calls.add(new NodeCall(item.request().requestId, inputs, item.pass().info, position));
             held.add(holds);

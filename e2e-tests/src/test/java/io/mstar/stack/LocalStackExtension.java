@@ -23,7 +23,7 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterEachCa
     private int[] admission;
     private String deploymentYaml;
     private Path deploymentFile;
-    private java.util.List<String> serviceArgs = java.util.List.of();
+    private List<String> serviceArgs = List.of();
     private Duration baselineSettle;
     private LocalStack stack;
     private MstarClient client;
@@ -57,7 +57,7 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterEachCa
 
     /** Extra Spring arguments for every service of this class's stack (see {@link LocalStack.Builder#serviceArgs}). */
     public LocalStackExtension serviceArgs(String... args) {
-        this.serviceArgs = java.util.List.of(args);
+        this.serviceArgs = List.of(args);
         return this;
     }
 

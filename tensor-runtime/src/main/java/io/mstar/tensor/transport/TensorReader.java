@@ -307,8 +307,7 @@ public final class TensorReader implements AutoCloseable {
             synchronized (this) {
                 inFlight--;
                 if (ok) {
-                    Integer count = landed.get(uuid);
-                    landed.put(uuid, Integer.valueOf(count == null ? 1 : count + 1));
+                    landed.merge(uuid, Integer.valueOf(1), Integer::sum);
                 } else {
                     failed.add(uuid);
                 }

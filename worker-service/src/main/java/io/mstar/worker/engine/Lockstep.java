@@ -71,8 +71,8 @@ final class Lockstep {
     private final LockstepFollower follower;
 
     Lockstep(OwnerThread owner, EntityId self, Map<Integer, WorkerGraph> graphs, Map<String, WorkerRequest> requests,
-            Outbox outbox, KvCaches kv, EngineMeters meters, boolean speculation, Duration timeout, LongSupplier clock, Predicate<String> gone, Consumer<WorkerRequest> remove,
-            Consumer<WorkerRequest> readsDone) {
+            Outbox outbox, KvCaches kv, EngineMeters meters, boolean speculation, Duration timeout, LongSupplier clock,
+            Predicate<String> gone, Consumer<WorkerRequest> remove, Consumer<WorkerRequest> readsDone) {
         this.owner = owner;
         this.self = self;
         this.graphs = graphs;
@@ -125,8 +125,8 @@ final class Lockstep {
 
     /**
      * {@code step}, built from {@code batch}, is about to run: a leader broadcasts it (and the step keeps its seq); a
-     * follower's step keeps the seq of the leader's batch (the follower marked it run as it took it). A follower step that leaves out a call of the leader's batch (refused KV
-     * pages) is logged: its collectives will not match the leader's and fail within their timeout.
+     * follower's step keeps the seq of the leader's batch (the follower marked it run as it took it). A follower step
+     * that leaves out a call of the leader's batch (refused KV pages) is logged: its collectives will not match the leader's and fail within their timeout.
      */
     void submitting(Step step, Batch batch) {
         owner.check();

@@ -3,6 +3,7 @@ package io.mstar.worker.engine;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Executor;
 
@@ -84,7 +85,7 @@ public final class WorkerEngine {
         boolean speculation = settings.pipeline() && settings.speculation().enabled(data.device().kind());
         log.info("{}: steps on {}, speculation {} (setting {}, {} device)", self.value(),
                 settings.pipeline() ? "the step thread" : "the loop", speculation ? "on" : "off",
-                settings.speculation().name().toLowerCase(java.util.Locale.ROOT), data.device().kind());
+                settings.speculation().name().toLowerCase(Locale.ROOT), data.device().kind());
         this.lockstep = new Lockstep(owner, self, graphs, requests, outbox, kv, meters, speculation,
                 settings.lockstepTimeout(), System::nanoTime, tombstones::contains, this::removeFollowed, reads::drained);
         this.pipeline = new StepPipeline(owner, settings, kernels, scheduler, kv, data, ledger, meters, speculation,

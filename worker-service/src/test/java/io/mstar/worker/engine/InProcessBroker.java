@@ -1,15 +1,18 @@
 package io.mstar.worker.engine;
 
+import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.Random;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -43,8 +46,8 @@ final class InProcessBroker {
     private Random delays;
     private long maxDelayNanos;
     private ScheduledExecutorService deliveries;
-    private final Map<List<String>, Long> laneDue = new java.util.HashMap<>();
-    private final Map<List<String>, java.util.ArrayDeque<Sent>> lanes = new java.util.HashMap<>();
+    private final Map<List<String>, Long> laneDue = new HashMap<>();
+    private final Map<List<String>, ArrayDeque<Sent>> lanes = new HashMap<>();
 
     void register(EntityId worker, EngineLoop loop) {
         workers.put(worker.value(), loop);
@@ -102,7 +105,7 @@ final class InProcessBroker {
         long now = System.nanoTime();
         long due = Math.max(now + (long) (delays.nextDouble() * maxDelayNanos), laneDue.getOrDefault(lane, now));
         laneDue.put(lane, due);
-        lanes.computeIfAbsent(lane, l -> new java.util.ArrayDeque<>()).add(s);
+        lanes.computeIfAbsent(lane, l -> new ArrayDeque<>()).add(s);
         // each delivery hands over its lane's oldest message, whichever fires first: a lane's order holds
         deliveries.schedule(() -> {
             synchronized (held) {
@@ -117,7 +120,7 @@ final class InProcessBroker {
     }
 
     /** From now on every worker message waits a random time up to {@code maxDelay} (seeded by {@code random}). */
-    void jitter(Random random, java.time.Duration maxDelay) {
+    void jitter(Random random, Duration maxDelay) {
         synchronized (held) {
             delays = random;
             maxDelayNanos = maxDelay.toNanos();

@@ -8,11 +8,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,6 +36,7 @@ import io.mstar.testing.Seeds;
 import io.mstar.wire.MessageSource;
 import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.ScheduleTPNode;
+import io.mstar.wire.TPNoSpeculation;
 import io.mstar.wire.WorkerGraphsDone;
 import io.mstar.wire.WorkerMessage;
 import io.mstar.worker.kernel.KernelCatalog;
@@ -352,14 +355,14 @@ class LockstepEngineTests {
      * calls all finished in the step before still runs, empty).
      */
     void assertOneDecisionPerLeadStep(List<ScheduleTPNode> schedules) {
-        Map<Long, Integer> decisions = new java.util.HashMap<>();
+        Map<Long, Integer> decisions = new HashMap<>();
         schedules.stream().filter(ScheduleTPNode::speculative)
                 .forEach(s -> decisions.merge(s.specFromSeq(), 1, Integer::sum));
-        broker.sentTo(EntityId.worker(1).value(), io.mstar.wire.TPNoSpeculation.class)
+        broker.sentTo(EntityId.worker(1).value(), TPNoSpeculation.class)
                 .forEach(n -> decisions.merge(n.specFromSeq(), 1, Integer::sum));
         assertThat(schedules).as("some batches were speculated").anyMatch(ScheduleTPNode::speculative);
         assertThat(decisions).as("one decision after each lead step, by seq")
-                .isEqualTo(schedules.stream().collect(java.util.stream.Collectors.toMap(ScheduleTPNode::specSeq,
+                .isEqualTo(schedules.stream().collect(Collectors.toMap(ScheduleTPNode::specSeq,
                         s -> 1)));
     }
 

@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.DoubleSupplier;
 
 import org.junit.jupiter.api.Test;
 
@@ -22,11 +25,10 @@ class KvPressureTests extends ToyLmWorkers {
 
     @Override
     ModelKernels kernels() {
-        return new ModelKernels(KvCacheEngineTests.MODEL, java.util.Map.of(KvCacheEngineTests.LM,
+        return new ModelKernels(KvCacheEngineTests.MODEL, Map.of(KvCacheEngineTests.LM,
                 new KvCacheEngineTests.ToyLm()));
     }
 
-    /** {@code count} requests of 3 pages each (prompts of 1..3 tokens growing to 9..12 positions). */
     /**
      * Starts every request in one burst: their messages reach the worker together, so their first steps batch together
      * and they contend for pages however busy the machine is (started one by one, early ones could finish first).
@@ -37,6 +39,7 @@ class KvPressureTests extends ToyLmWorkers {
         broker.release();
     }
 
+    /** {@code count} requests of 3 pages each (prompts of 1..3 tokens growing to 9..12 positions). */
     static List<KvCacheEngineTests.Req> requests(String tag, int count, long seed) {
         Random random = new Random(seed);
         SamplingConfig topK = new SamplingConfig(null, 1.0, 5, 1.0, false, 1.0, 0L);
@@ -54,10 +57,15 @@ class KvPressureTests extends ToyLmWorkers {
         List<KvCacheEngineTests.Req> reqs = requests("p", 7, seed);
         assertThat(reqs.stream().mapToInt(KvCacheEngineTests.Req::pages).sum()).as("pages wanted")
                 .isGreaterThan(2 * KvCacheEngineTests.MAX_PAGES - 1);
+        // the gauge shows the requests whose step waits for pages while they wait, and none once all are done; a
+        // wait may last one step, so a thread beside the run samples it rather than the pump between messages
+        GaugePeak peak = new GaugePeak(this::waiting);
         startTogether(reqs);
-        // the gauge shows the requests whose step waits for pages while they wait, and none once all are done
-        conductor.pumpUntil(() -> waiting() > 0, TIMEOUT);
-        conductor.pumpUntilRemoved(TIMEOUT);
+        try (peak) {
+            conductor.pumpUntilRemoved(TIMEOUT);
+        }
+        assertThat(peak.value()).as("requests waiting for pages, the gauge's peak during the run (seed %d)", seed)
+                .isPositive();
         assertThat(waiting()).as("requests waiting for pages after the run").isZero();
 
         for (KvCacheEngineTests.Req r : reqs) {
@@ -73,6 +81,34 @@ class KvPressureTests extends ToyLmWorkers {
                 .isPositive();
         System.out.printf("KvPressureTests: seed %d, %.0f offloads, %.0f reloads%n", seed, offloads, reloads);
     } // everythingIsFreed: no page held on the device nor in the host pool
+
+    /** The largest value a gauge showed while it ran, sampled every 20 µs on a thread of its own. */
+    private static final class GaugePeak implements AutoCloseable {
+        private final Thread sampler;
+        private volatile boolean stop;
+        private volatile double peak;
+
+        GaugePeak(DoubleSupplier gauge) {
+            sampler = new Thread(() -> {
+                while (!stop) {
+                    peak = Math.max(peak, gauge.getAsDouble());
+                    LockSupport.parkNanos(20_000);
+                }
+            }, "gauge-peak");
+            sampler.setDaemon(true);
+            sampler.start();
+        }
+
+        double value() {
+            return peak;
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop = true;
+            sampler.join();
+        }
+    }
 
     private double waiting() {
         // the cache, and its gauges, exist from the node's first step on

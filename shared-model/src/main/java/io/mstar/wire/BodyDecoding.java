@@ -147,11 +147,13 @@ final class BodyDecoding {
         CurrentForwardPassInfo info = null;
         String partition = null;
         Set<String> producerDone = null;
+        List<String> inlineData = null;
         String f;
         while ((f = r.nextField()) != null) {
             switch (f) {
                 case "request_id": rid = r.string(); break;
                 case "inputs": inputs = r.list(ModelDecoding::graphEdge); break;
+                case "inline_data": inlineData = r.list(WireReader::string); break;
                 case "request_info": info = ModelDecoding.currentForwardPassInfo(r); break;
                 case "partition_name": partition = r.string(); break;
                 case "producer_done": producerDone = set(r, WireReader::string); break;
@@ -159,7 +161,7 @@ final class BodyDecoding {
             }
         }
         return new InputSignals(r.required(rid, "request_id"), r.required(inputs, "inputs"),
-                r.required(info, "request_info"), partition, producerDone);
+                r.required(info, "request_info"), partition, producerDone, inlineData);
     }
 
     static NewRequest newRequest(WireReader r) {

@@ -149,6 +149,10 @@ final class WireEncoder {
         str("partition_name", b.partitionName());
         g.writeName("producer_done");
         strings(b.producerDone());
+        if (b.inline()) { // an extension: absent means read through the transport, so messages without it stay as they were
+            g.writeName("inline_data");
+            strings(b.inlineData());
+        }
     }
 
     private void scheduleTPNode(ScheduleTPNode b) {

@@ -196,6 +196,13 @@ class MalformedInputTests {
     }
 
     @Test
+    void inputSignalsInlineDataForAnotherNumberOfTensorsIsAnInvalidValue() {
+        assertFailure(workerFailure("{\"message_type\": \"input_signals\", \"body\": {\"request_id\": \"r\","
+                + " \"inputs\": [], \"request_info\": " + INFO + ", \"inline_data\": [\"AAAAAA==\"]}}"),
+                Reason.INVALID_VALUE, "$.body");
+    }
+
+    @Test
     void aMalformedPairIsAnInvalidValue() {
         assertFailure(workerFailure("{\"message_type\": \"unpersist\", \"body\": {\"request_id\": \"r\","
                 + " \"uuid_to_ref_count\": [[1, 2, 3]]}}"), Reason.INVALID_VALUE, "$.body.uuid_to_ref_count[0]");

@@ -55,8 +55,14 @@ final class RandomMessages {
                 int o = rnd.nextInt(RequestOutcome.values().length + 1);
                 return new DrainRequest(str(), source(), o == 0 ? null : RequestOutcome.values()[o - 1]);
             }
-            case INPUT_SIGNALS:
-                return new InputSignals(str(), list(this::edge, 4), info(), str(), set());
+            case INPUT_SIGNALS: {
+                List<GraphEdge> inputs = list(this::edge, 4);
+                List<String> inline = new ArrayList<>();
+                if (rnd.nextBoolean()) {
+                    inputs.forEach(edge -> edge.tensorInfo().forEach(d -> inline.add(base64(rnd.nextInt(64)))));
+                }
+                return new InputSignals(str(), inputs, info(), str(), set(), inline);
+            }
             case NEW_REQUEST:
                 return new NewRequest(str(), list(this::anyInt, 6), map(this::anyInt, () -> list(this::str, 3), 4),
                         list(this::edge, 3), info());
@@ -107,9 +113,7 @@ final class RandomMessages {
                 List<String> inline = new ArrayList<>();
                 if (rnd.nextBoolean()) {
                     for (int i = 0; i < edge.tensorInfo().size(); i++) {
-                        byte[] bytes = new byte[rnd.nextInt(64)];
-                        rnd.nextBytes(bytes);
-                        inline.add(Base64.getEncoder().encodeToString(bytes));
+                        inline.add(base64(rnd.nextInt(64)));
                     }
                 }
                 return new ResultTensors(str(), str(), edge, loops(), strMap(this::str, 3), inline);
@@ -288,5 +292,11 @@ final class RandomMessages {
             out.put(key.get(), value.get());
         }
         return out;
+    }
+
+    private String base64(int length) {
+        byte[] bytes = new byte[length];
+        rnd.nextBytes(bytes);
+        return Base64.getEncoder().encodeToString(bytes);
     }
 }

@@ -16,10 +16,10 @@ import io.mstar.tensor.device.DeviceKind;
  *                            (its tensor edges acknowledged unread) instead of parked; older ones are forgotten first
  * @param maxParkedPerRequest messages parked for a request not known yet (default 1024); beyond that the oldest is
  *                            dropped and counted, bounding memory when a {@code NewRequest} never comes
- * @param inlineOutputMaxBytes an output to the client of at most this many bytes (default 1024; 0: none) travels
- *                            inside its {@code ResultTensors} and is freed at once, so the conductor neither reads nor
- *                            acknowledges it: a token's ids or text. Larger ones (audio, embeddings) are read through
- *                            the tensor transport
+ * @param inlineOutputMaxBytes an output of at most this many bytes (default 1024; 0: none) travels inside its message,
+ *                            {@code ResultTensors} to the client or {@code InputSignals} to another worker, and takes
+ *                            no reference, so the receiver neither reads nor acknowledges it: a token's ids or text.
+ *                            Larger ones (audio, embeddings) are read through the tensor transport
  * @param pipeline            steps run on the worker's step thread while the loop goes on with control work (default
  *                            true); false runs each step on the loop, as a comparison baseline
  *                            (docs/worker-runtime.md#the-step-pipeline)
@@ -82,6 +82,12 @@ public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultVal
     public EngineProperties withSteps(boolean pipeline, Speculation speculation) {
         return new EngineProperties(maxBatchSize, tombstones, maxParkedPerRequest, inlineOutputMaxBytes, pipeline,
                 speculation, kvHostPoolFactor, lockstepTimeout);
+    }
+
+    /** These settings with outputs of at most {@code bytes} travelling inline (0: every tensor is read). */
+    public EngineProperties withInlineOutputMaxBytes(int bytes) {
+        return new EngineProperties(maxBatchSize, tombstones, maxParkedPerRequest, bytes, pipeline, speculation,
+                kvHostPoolFactor, lockstepTimeout);
     }
 
     /** These settings with {@code factor} host pages per device page of each KV cache. */

@@ -1,6 +1,8 @@
 package io.mstar.worker.engine;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -15,6 +17,7 @@ import io.mstar.messaging.EntityId;
 import io.mstar.messaging.TensorAcks;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.wire.ConductorMessage;
+import io.mstar.wire.InputSignals;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.TensorReceived;
 import io.mstar.wire.WorkerErrorType;
@@ -88,6 +91,62 @@ final class InputReads {
                 fetch(request, edge.tensorInfo().get(0),
                         uuid -> requests.ingest(request, partition, pass, node, edge.name(), uuid));
             }
+        }
+    }
+
+    /**
+     * Stores the tensors {@code signals} carries inline, each holding one reference as a landed read does, and answers
+     * the signals with those descriptors naming the copies stored here: from then on each goes as a tensor this worker
+     * handed to itself ({@link #fetch}), never read, never acknowledged. What it stored is released again when one
+     * cannot be stored.
+     *
+     * @throws EngineException (BAD_MESSAGE) when an entry is not base64 of the described size
+     */
+    InputSignals landInline(WorkerRequest request, InputSignals signals) {
+        if (!signals.inline()) {
+            return signals;
+        }
+        List<Long> stored = new ArrayList<>();
+        List<GraphEdge> inputs = new ArrayList<>(signals.inputs().size());
+        int entry = 0;
+        try {
+            for (GraphEdge edge : signals.inputs()) {
+                List<TensorPointerInfo> here = new ArrayList<>(edge.tensorInfo().size());
+                for (TensorPointerInfo d : edge.tensorInfo()) {
+                    ByteBuffer bytes = inlineBytes(d, signals.inlineData().get(entry++));
+                    long uuid = ledger.storeReceived(request.requestId, d, bytes);
+                    stored.add(uuid);
+                    here.add(ledger.info(uuid));
+                }
+                inputs.add(edge.toBuilder().tensorInfo(here).build());
+            }
+        } catch (RuntimeException e) {
+            stored.forEach(uuid -> ledger.release(uuid, 1));
+            throw e;
+        }
+        return new InputSignals(signals.requestId(), inputs, signals.requestInfo(), signals.partitionName(),
+                signals.producerDone());
+    }
+
+    private static ByteBuffer inlineBytes(TensorPointerInfo d, String base64) {
+        byte[] decoded;
+        try {
+            decoded = Base64.getDecoder().decode(base64);
+        } catch (IllegalArgumentException e) {
+            throw new EngineException(EngineException.Reason.BAD_MESSAGE, "inline_data of tensor " + d.uuid()
+                    + " is not base64: " + e.getMessage());
+        }
+        if (decoded.length != d.nbytes()) {
+            throw new EngineException(EngineException.Reason.BAD_MESSAGE, "inline_data of tensor " + d.uuid() + " has "
+                    + decoded.length + " bytes; its descriptor says " + d.nbytes());
+        }
+        return ByteBuffer.allocateDirect(decoded.length).put(decoded).flip();
+    }
+
+    /** Signals this worker will not take: each tensor it would have read is acknowledged unread; inline ones need none. */
+    void ackUnread(InputSignals signals) {
+        if (!signals.inline()) {
+            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(signals.requestId(), d)));
         }
     }
 

@@ -236,9 +236,14 @@ final class MessageIntake {
             return;
         }
         if (!request.schedulable()) {
-            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> reads.ackUnread(request.requestId, d)));
+            reads.ackUnread(signals);
             return;
         }
+        deliver(request, partition, reads.landInline(request, signals));
+    }
+
+    /** Signals for a known, schedulable request, their inline tensors stored here. */
+    private void deliver(WorkerRequest request, PartitionState partition, InputSignals signals) {
         if (!signals.producerDone().isEmpty()) {
             partition.streams.values().forEach(stream -> stream.buffer.producerDone());
         }

@@ -192,7 +192,7 @@ final class RequestTeardown implements RequestFailures {
         owner.check();
         meters.dropped(EngineMeters.DROPPED_LATE);
         if (message.body() instanceof InputSignals signals) {
-            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> reads.ackUnread(signals.requestId(), d)));
+            reads.ackUnread(signals);
         } else if (message.body() instanceof NewRequest newRequest) {
             newRequest.initialInputs().forEach(edge -> edge.tensorInfo()
                     .forEach(d -> reads.ackUnread(newRequest.requestId(), d)));

@@ -94,7 +94,7 @@ final class Router {
     private void emit(WorkerRequest request, PartitionPass pass, GraphEdge edge, long uuid, NestedLoopIndices position) {
         ResultTensors result;
         TensorPointerInfo info = ledger.info(uuid);
-        if (inlineOutputMaxBytes > 0 && info.nbytes() <= inlineOutputMaxBytes) {
+        if (inline(info)) {
             GraphEdge carried = edge.toBuilder().tensorInfo(List.of(info)).build();
             result = new ResultTensors(request.requestId, edge.outputModality(), carried, position, Map.of(),
                     List.of(Base64.getEncoder().encodeToString(ledger.hostBytes(uuid))));
@@ -143,7 +143,11 @@ final class Router {
         return workers.size() > 1 && !workers.get(0).equals(self.value());
     }
 
-    /** One InputSignals per worker of {@code target}, each one routed copy. */
+    /**
+     * One InputSignals per worker of {@code target}. A token-sized tensor travels inline, as an emitted one does, and
+     * takes no reference: the receivers neither read nor acknowledge it. A larger one is published, and each message
+     * is one routed copy, held until its receiver acknowledges the read.
+     */
     private void send(WorkerRequest request, WorkerGraph target, GraphEdge edge, long uuid, String partitionName,
             PartitionPass pass) {
         List<String> workers = request.workerGraphToWorkers.get(target.id());
@@ -151,12 +155,26 @@ final class Router {
             throw new EngineException(EngineException.Reason.BAD_MESSAGE,
                     "worker_graph_to_workers has no workers for worker graph " + target.id());
         }
-        TensorPointerInfo info = ledger.published(uuid);
+        TensorPointerInfo info = ledger.info(uuid);
+        List<String> inlineData = List.of();
+        if (inline(info)) {
+            inlineData = List.of(Base64.getEncoder().encodeToString(ledger.hostBytes(uuid)));
+        } else {
+            info = ledger.published(uuid);
+        }
         GraphEdge carried = edge.toBuilder().tensorInfo(List.of(info)).build();
         for (String worker : workers) {
-            ledger.hold(uuid, 1);
-            InputSignals signals = new InputSignals(request.requestId, List.of(carried), pass.info, partitionName, null);
+            if (inlineData.isEmpty()) {
+                ledger.hold(uuid, 1);
+            }
+            InputSignals signals = new InputSignals(request.requestId, List.of(carried), pass.info, partitionName, null,
+                    inlineData);
             request.unackedSends.add(outbox.toWorker(EntityId.parse(worker), WorkerMessage.of(signals)));
         }
+    }
+
+    /** Whether a tensor is small enough to travel inside its message ({@code inline-output-max-bytes}). */
+    private boolean inline(TensorPointerInfo info) {
+        return inlineOutputMaxBytes > 0 && info.nbytes() <= inlineOutputMaxBytes;
     }
 }

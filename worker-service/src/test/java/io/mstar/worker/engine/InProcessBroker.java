@@ -16,6 +16,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.RecordKeys;
@@ -42,6 +43,7 @@ final class InProcessBroker {
     private final List<Sent> held = new ArrayList<>();
     private volatile Predicate<Sent> hold = s -> false;
     private volatile Predicate<Sent> refuse = s -> false;
+    private volatile UnaryOperator<WorkerMessage> rewrite = UnaryOperator.identity();
     /** Jitter: the random delays, and per (sender, addressee, record key) when its last message is due. */
     private Random delays;
     private long maxDelayNanos;
@@ -68,7 +70,7 @@ final class InProcessBroker {
 
             @Override
             public CompletableFuture<?> toWorker(EntityId worker, WorkerMessage message) {
-                route(new Sent(from.value(), worker.value(), message));
+                route(new Sent(from.value(), worker.value(), rewrite.apply(message)));
                 return CompletableFuture.completedFuture(null);
             }
         };
@@ -145,6 +147,11 @@ final class InProcessBroker {
     /** Conductor messages matching {@code predicate} are not delivered and their send fails, as a broker's refusal. */
     void refuse(Predicate<Sent> predicate) {
         refuse = predicate;
+    }
+
+    /** Worker messages between workers are replaced by what {@code rewriter} makes of them, as a corrupting broker. */
+    void rewrite(UnaryOperator<WorkerMessage> rewriter) {
+        rewrite = rewriter;
     }
 
     void hold(Predicate<Sent> predicate) {

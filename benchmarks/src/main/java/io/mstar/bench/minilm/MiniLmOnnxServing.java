@@ -31,6 +31,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mstar.bench.DriverLogging;
+import io.mstar.bench.DriverOptions;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.graph.GraphEdge;
 import io.mstar.graph.NestedLoopIndices;
@@ -120,22 +121,14 @@ public final class MiniLmOnnxServing {
 
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
-        Map<String, String> options = new HashMap<>(Map.of("--batches", "1,8,32", "--iterations", "10", "--rounds",
-                "3", "--threads", Integer.toString(Runtime.getRuntime().availableProcessors()), "--pipeline", "true"));
-        for (int i = 0; i < args.length; i += 2) {
-            if (options.put(args[i], args[i + 1]) == null) {
-                throw new IllegalArgumentException("unknown option " + args[i]);
-            }
-        }
-        int[] batches = Arrays.stream(options.get("--batches").split(",")).mapToInt(Integer::parseInt).toArray();
-        int iterations = Integer.parseInt(options.get("--iterations"));
-        int rounds = Integer.parseInt(options.get("--rounds"));
-        int threads = Integer.parseInt(options.get("--threads"));
-        boolean pipeline = switch (options.get("--pipeline")) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new IllegalArgumentException("--pipeline true|false, not " + options.get("--pipeline"));
-        };
+        DriverOptions options = DriverOptions.parseOrExit("MiniLmOnnxServing", args, "--batches", "1,8,32",
+                "--iterations", "10", "--rounds", "3", "--threads",
+                Integer.toString(Runtime.getRuntime().availableProcessors()), "--pipeline", "true");
+        int[] batches = options.integers("--batches", 1);
+        int iterations = options.integer("--iterations", 1);
+        int rounds = options.integer("--rounds", 1);
+        int threads = options.integer("--threads", 1);
+        boolean pipeline = options.bool("--pipeline");
         String model = MiniLmWeights.onnxLocation();
         int maxBatch = Arrays.stream(batches).max().orElse(1);
 

@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mstar.bench.DriverLogging;
+import io.mstar.bench.DriverOptions;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.graph.NestedLoopIndices;
 import io.mstar.model.ToyTtsModel;
@@ -56,22 +57,13 @@ public final class ResidentDecodeSteps {
 
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
-        String deviceChoice = "auto";
-        int[] batches = {1, 2, 4, 8, 16, 32};
-        int steps = 64;
-        int promptBytes = 32;
-        int rounds = 3;
-        for (int i = 0; i < args.length; i += 2) {
-            String value = args[i + 1];
-            switch (args[i]) {
-                case "--device" -> deviceChoice = value;
-                case "--batches" -> batches = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
-                case "--steps" -> steps = Integer.parseInt(value);
-                case "--prompt-bytes" -> promptBytes = Integer.parseInt(value);
-                case "--rounds" -> rounds = Integer.parseInt(value);
-                default -> throw new IllegalArgumentException("unknown option " + args[i]);
-            }
-        }
+        DriverOptions options = DriverOptions.parseOrExit("ResidentDecodeSteps", args, "--device", "auto", "--batches",
+                "1,2,4,8,16,32", "--steps", "64", "--prompt-bytes", "32", "--rounds", "3");
+        String deviceChoice = options.get("--device");
+        int[] batches = options.integers("--batches", 1);
+        int steps = options.integer("--steps", 1);
+        int promptBytes = options.integer("--prompt-bytes", 1);
+        int rounds = options.integer("--rounds", 1);
         boolean cuda = switch (deviceChoice) {
             case "cuda" -> true;
             case "host" -> false;

@@ -30,6 +30,7 @@ import org.springframework.util.unit.DataSize;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mstar.bench.DriverLogging;
+import io.mstar.bench.DriverOptions;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.deployment.ModelConfig;
@@ -133,27 +134,19 @@ public final class ServingEfficiency {
 
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
-        Map<String, String> options = new HashMap<>(Map.of("--device", "auto", "--batches", "1,8,32", "--tokens",
-                "128", "--prompt-bytes", "32", "--rounds", "3", "--modes",
-                MODES.stream().map(Mode::name).collect(Collectors.joining(","))));
-        for (int i = 0; i < args.length; i += 2) {
-            if (options.put(args[i], args[i + 1]) == null) {
-                throw new IllegalArgumentException("unknown option " + args[i]);
-            }
-        }
+        DriverOptions options = DriverOptions.parseOrExit("ServingEfficiency", args, "--device", "auto", "--batches",
+                "1,8,32", "--tokens", "128", "--prompt-bytes", "32", "--rounds", "3", "--modes",
+                MODES.stream().map(Mode::name).collect(Collectors.joining(",")));
         String deviceChoice = options.get("--device");
-        int[] batches = Arrays.stream(options.get("--batches").split(",")).mapToInt(Integer::parseInt).toArray();
-        int tokens = Integer.parseInt(options.get("--tokens"));
-        int promptBytes = Integer.parseInt(options.get("--prompt-bytes"));
-        int rounds = Integer.parseInt(options.get("--rounds"));
+        int[] batches = options.integers("--batches", 1);
+        int tokens = options.integer("--tokens", 1);
+        int promptBytes = options.integer("--prompt-bytes", 1);
+        int rounds = options.integer("--rounds", 1);
         List<String> names = List.of(options.get("--modes").split(","));
         List<Mode> modes = MODES.stream().filter(m -> names.contains(m.name())).toList();
         if (modes.size() != names.size()) {
             throw new IllegalArgumentException("--modes takes some of " + MODES.stream().map(Mode::name).toList()
                     + ", not " + names);
-        }
-        if (promptBytes < 1 || tokens < 1 || rounds < 1) {
-            throw new IllegalArgumentException("--prompt-bytes, --tokens and --rounds must be positive");
         }
         boolean cuda = switch (deviceChoice) {
             case "cuda" -> true;

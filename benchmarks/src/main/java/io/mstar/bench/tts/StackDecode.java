@@ -21,6 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import io.mstar.bench.DriverLogging;
+import io.mstar.bench.DriverOptions;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.stack.LocalStack;
 import io.mstar.stack.ProjectLayout;
@@ -58,18 +59,18 @@ public final class StackDecode {
 
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
-        Map<String, String> o = new HashMap<>(Map.of("--workload", "serving", "--batches", "1,8,32", "--requests",
-                "32", "--rounds", "3"));
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            o.put(args[i], args[i + 1]);
-        }
-        boolean pressure = o.get("--workload").equals("pressure");
-        int tokens = Integer.parseInt(o.getOrDefault("--tokens", pressure ? "512" : "128"));
+        DriverOptions o = DriverOptions.parseOrExit("StackDecode", args, "--workload", "serving", "--batches", "1,8,32",
+                "--requests", "32", "--rounds", "3", "--tokens", "auto");
+        boolean pressure = switch (o.get("--workload")) {
+            case "pressure" -> true;
+            case "serving" -> false;
+            default -> throw new IllegalArgumentException("--workload serving|pressure, not " + o.get("--workload"));
+        };
+        int tokens = o.get("--tokens").equals("auto") ? (pressure ? 512 : 128) : o.integer("--tokens", 1);
         if (pressure) {
-            pressure(Integer.parseInt(o.get("--requests")), tokens);
+            pressure(o.integer("--requests", 1), tokens);
         } else {
-            serving(Arrays.stream(o.get("--batches").split(",")).mapToInt(Integer::parseInt).toArray(), tokens,
-                    Integer.parseInt(o.get("--rounds")));
+            serving(o.integers("--batches", 1), tokens, o.integer("--rounds", 1));
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import io.mstar.bench.DriverLogging;
+import io.mstar.bench.DriverOptions;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.tensor.collective.Collective;
 import io.mstar.tensor.collective.SharedMemoryCollective;
@@ -49,22 +50,12 @@ public final class TensorParallelDecode {
 
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
-        int[] batches = {1, 8, 32};
-        int tokensOption = 64;
-        int promptOption = 32;
-        int rounds = 3;
-        for (int i = 0; i < args.length; i += 2) {
-            String value = args[i + 1];
-            switch (args[i]) {
-                case "--batches" -> batches = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
-                case "--tokens" -> tokensOption = Integer.parseInt(value);
-                case "--prompt-bytes" -> promptOption = Integer.parseInt(value);
-                case "--rounds" -> rounds = Integer.parseInt(value);
-                default -> throw new IllegalArgumentException("unknown option " + args[i]);
-            }
-        }
-        int tokens = tokensOption;
-        int promptBytes = promptOption;
+        DriverOptions options = DriverOptions.parseOrExit("TensorParallelDecode", args, "--batches", "1,8,32",
+                "--tokens", "64", "--prompt-bytes", "32", "--rounds", "3");
+        int[] batches = options.integers("--batches", 1);
+        int tokens = options.integer("--tokens", 1);
+        int promptBytes = options.integer("--prompt-bytes", 1);
+        int rounds = options.integer("--rounds", 1);
         int maxBatch = Arrays.stream(batches).max().orElse(1);
         int pageSize = 16;
         KvCacheConfig config = new KvCacheConfig(pageSize, maxBatch * ((promptBytes + tokens + pageSize) / pageSize + 1));

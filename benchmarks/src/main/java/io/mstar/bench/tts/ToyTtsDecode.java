@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 
 import io.mstar.bench.DriverLogging;
+import io.mstar.bench.DriverOptions;
 import io.mstar.deployment.KvCacheConfig;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.request.SamplingConfig;
@@ -42,22 +43,13 @@ public final class ToyTtsDecode {
 
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
-        String deviceChoice = "auto";
-        int[] batches = {1, 8, 32};
-        int tokens = 128;
-        int promptBytes = 32;
-        int rounds = 3;
-        for (int i = 0; i < args.length; i += 2) {
-            String value = args[i + 1];
-            switch (args[i]) {
-                case "--device" -> deviceChoice = value;
-                case "--batches" -> batches = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
-                case "--tokens" -> tokens = Integer.parseInt(value);
-                case "--prompt-bytes" -> promptBytes = Integer.parseInt(value);
-                case "--rounds" -> rounds = Integer.parseInt(value);
-                default -> throw new IllegalArgumentException("unknown option " + args[i]);
-            }
-        }
+        DriverOptions options = DriverOptions.parseOrExit("ToyTtsDecode", args, "--device", "auto", "--batches",
+                "1,8,32", "--tokens", "128", "--prompt-bytes", "32", "--rounds", "3");
+        String deviceChoice = options.get("--device");
+        int[] batches = options.integers("--batches", 1);
+        int tokens = options.integer("--tokens", 1);
+        int promptBytes = options.integer("--prompt-bytes", 1);
+        int rounds = options.integer("--rounds", 1);
         boolean cuda = switch (deviceChoice) {
             case "cuda" -> true;
             case "host" -> false;

@@ -171,6 +171,7 @@ final class BodyDecoding {
         Map<Integer, List<String>> toWorkers = null;
         List<GraphEdge> inputs = null;
         CurrentForwardPassInfo info = null;
+        List<String> inlineData = null;
         String f;
         while ((f = r.nextField()) != null) {
             switch (f) {
@@ -181,12 +182,13 @@ final class BodyDecoding {
                     break;
                 case "initial_inputs": inputs = r.list(ModelDecoding::graphEdge); break;
                 case "request_info": info = ModelDecoding.currentForwardPassInfo(r); break;
+                case "inline_data": inlineData = r.list(WireReader::string); break;
                 default: r.skip();
             }
         }
         return new NewRequest(r.required(rid, "request_id"), r.required(ids, "partition_worker_graph_ids"),
                 r.required(toWorkers, "worker_graph_to_workers"), r.required(inputs, "initial_inputs"),
-                r.required(info, "request_info"));
+                r.required(info, "request_info"), inlineData);
     }
 
     static ConductorHeartbeat conductorHeartbeat(WireReader r) {

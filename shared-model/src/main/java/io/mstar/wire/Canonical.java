@@ -9,6 +9,7 @@ import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
+import io.mstar.graph.GraphEdge;
 
 /**
  * Immutable, canonical copies for the collections of wire bodies. Maps and sets are sorted by
@@ -30,6 +31,22 @@ final class Canonical {
 
     static <T> List<T> optionalList(List<T> list) {
         return list == null ? List.of() : List.copyOf(list);
+    }
+
+    /**
+     * An {@code inline_data} list of a message that carries {@code edges}: empty, or one entry per descriptor of the
+     * edges in order (docs/protocol.md#extensions).
+     */
+    static List<String> inlineData(List<String> inlineData, List<GraphEdge> edges) {
+        List<String> copy = optionalList(inlineData);
+        if (!copy.isEmpty()) {
+            long described = edges.stream().mapToLong(edge -> edge.tensorInfo().size()).sum();
+            if (copy.size() != described) {
+                throw new IllegalArgumentException("inline_data has " + copy.size() + " entries for " + described
+                        + " tensors");
+            }
+        }
+        return copy;
     }
 
     static <T extends Comparable<? super T>> SortedSet<T> requiredSet(Collection<T> set, String field) {

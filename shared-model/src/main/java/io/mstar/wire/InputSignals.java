@@ -37,14 +37,7 @@ public record InputSignals(
         Objects.requireNonNull(requestInfo, "request_info");
         partitionName = partitionName == null ? CurrentForwardPassInfo.DEFAULT_PARTITION : partitionName;
         producerDone = Canonical.optionalSet(producerDone);
-        inlineData = Canonical.optionalList(inlineData);
-        if (!inlineData.isEmpty()) {
-            long described = inputs.stream().mapToLong(edge -> edge.tensorInfo().size()).sum();
-            if (inlineData.size() != described) {
-                throw new IllegalArgumentException("inline_data has " + inlineData.size() + " entries for " + described
-                        + " tensors");
-            }
-        }
+        inlineData = Canonical.inlineData(inlineData, inputs);
     }
 
     /** Signals whose tensors the receiver reads through the tensor transport. */

@@ -16,13 +16,18 @@ import java.util.Objects;
  *                                 tensor parallelism); travels as sorted {@code [id, workers]} pairs
  * @param initialInputs            the first pass's input edges
  * @param requestInfo              the request's state for the first pass
+ * @param inlineData               extension (docs/protocol.md#extensions): the bytes of every described tensor,
+ *                                 base64, in the order of {@code initialInputs} and of each edge's descriptors;
+ *                                 empty (the default, and then not written) when the worker reads them. The conductor
+ *                                 inlines a token-sized prompt, so the worker's first pass starts without a read.
  */
 public record NewRequest(
         String requestId,
         List<Integer> partitionWorkerGraphIds,
         Map<Integer, List<String>> workerGraphToWorkers,
         List<GraphEdge> initialInputs,
-        CurrentForwardPassInfo requestInfo) implements WorkerMessageBody, RequestScoped {
+        CurrentForwardPassInfo requestInfo,
+        List<String> inlineData) implements WorkerMessageBody, RequestScoped {
 
     public NewRequest {
         Objects.requireNonNull(requestId, "request_id");
@@ -30,5 +35,18 @@ public record NewRequest(
         workerGraphToWorkers = Canonical.listValues(workerGraphToWorkers, "worker_graph_to_workers", true);
         initialInputs = Canonical.requiredList(initialInputs, "initial_inputs");
         Objects.requireNonNull(requestInfo, "request_info");
+        inlineData = Canonical.inlineData(inlineData, initialInputs);
+    }
+
+    /** A request whose initial inputs the worker reads through the tensor transport. */
+    public NewRequest(String requestId, List<Integer> partitionWorkerGraphIds,
+            Map<Integer, List<String>> workerGraphToWorkers, List<GraphEdge> initialInputs,
+            CurrentForwardPassInfo requestInfo) {
+        this(requestId, partitionWorkerGraphIds, workerGraphToWorkers, initialInputs, requestInfo, List.of());
+    }
+
+    /** Whether the initial inputs' bytes travel in this message. */
+    public boolean inline() {
+        return !inlineData.isEmpty();
     }
 }

@@ -192,6 +192,10 @@ final class WireEncoder {
         list(b.initialInputs(), this::graphEdge);
         g.writeName("request_info");
         currentForwardPassInfo(b.requestInfo());
+        if (b.inline()) { // an extension, absent when empty: as InputSignals.inline_data
+            g.writeName("inline_data");
+            strings(b.inlineData());
+        }
     }
 
     private void newRequestConductor(NewRequestConductor b) {

@@ -196,6 +196,13 @@ class MalformedInputTests {
     }
 
     @Test
+    void newRequestInlineDataForAnotherNumberOfTensorsIsAnInvalidValue() {
+        assertFailure(workerFailure("{\"message_type\": \"new_request\", \"body\": {\"request_id\": \"r\","
+                + " \"partition_worker_graph_ids\": [0], \"worker_graph_to_workers\": [], \"initial_inputs\": [],"
+                + " \"request_info\": " + INFO + ", \"inline_data\": [\"AAAAAA==\"]}}"), Reason.INVALID_VALUE, "$.body");
+    }
+
+    @Test
     void inputSignalsInlineDataForAnotherNumberOfTensorsIsAnInvalidValue() {
         assertFailure(workerFailure("{\"message_type\": \"input_signals\", \"body\": {\"request_id\": \"r\","
                 + " \"inputs\": [], \"request_info\": " + INFO + ", \"inline_data\": [\"AAAAAA==\"]}}"),

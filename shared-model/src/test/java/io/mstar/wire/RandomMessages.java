@@ -57,15 +57,13 @@ final class RandomMessages {
             }
             case INPUT_SIGNALS: {
                 List<GraphEdge> inputs = list(this::edge, 4);
-                List<String> inline = new ArrayList<>();
-                if (rnd.nextBoolean()) {
-                    inputs.forEach(edge -> edge.tensorInfo().forEach(d -> inline.add(base64(rnd.nextInt(64)))));
-                }
-                return new InputSignals(str(), inputs, info(), str(), set(), inline);
+                return new InputSignals(str(), inputs, info(), str(), set(), inline(inputs));
             }
-            case NEW_REQUEST:
+            case NEW_REQUEST: {
+                List<GraphEdge> inputs = list(this::edge, 3);
                 return new NewRequest(str(), list(this::anyInt, 6), map(this::anyInt, () -> list(this::str, 3), 4),
-                        list(this::edge, 3), info());
+                        inputs, info(), inline(inputs));
+            }
             case REMOVE_REQUEST: return new RemoveRequest(str(), source(), anyLong());
             case SCHEDULE_TP: {
                 OffloadDelta d = OffloadDelta.newDelta();
@@ -292,6 +290,15 @@ final class RandomMessages {
             out.put(key.get(), value.get());
         }
         return out;
+    }
+
+    /** Half the time none, else an entry per descriptor of {@code edges}. */
+    private List<String> inline(List<GraphEdge> edges) {
+        List<String> inline = new ArrayList<>();
+        if (rnd.nextBoolean()) {
+            edges.forEach(edge -> edge.tensorInfo().forEach(d -> inline.add(base64(rnd.nextInt(64)))));
+        }
+        return inline;
     }
 
     private String base64(int length) {

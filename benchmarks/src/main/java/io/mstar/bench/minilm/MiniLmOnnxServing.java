@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -404,10 +405,14 @@ public final class MiniLmOnnxServing {
             wave++;
             List<String> ids = new ArrayList<>();
             List<TensorPointerInfo> inputs = new ArrayList<>();
+            List<String> inline = new ArrayList<>();
             for (int s = 0; s < texts.size(); s++) {
                 String id = "wave-" + wave + "-" + s;
                 ids.add(id);
-                inputs.add(publish(id, texts.get(s).getBytes(StandardCharsets.UTF_8)));
+                byte[] text = texts.get(s).getBytes(StandardCharsets.UTF_8);
+                inputs.add(publish(id, text));
+                // inline too, as the conductor hands out a text under inline-input-max-bytes
+                inline.add(Base64.getEncoder().encodeToString(text));
             }
             List<Integer> graphIds = graphs.stream().map(WorkerGraph::id).toList();
             timed.reset();
@@ -415,7 +420,8 @@ public final class MiniLmOnnxServing {
             for (int s = 0; s < ids.size(); s++) {
                 loop.deliver(WorkerMessage.of(new NewRequest(ids.get(s), graphIds, placement,
                         List.of(new GraphEdge(MiniLmModel.ENCODE, MiniLmModel.TEXT, List.of(inputs.get(s)))),
-                        new CurrentForwardPassInfo(ids.get(s), MiniLmModel.EMBED, false, 0, 0L, 1))));
+                        new CurrentForwardPassInfo(ids.get(s), MiniLmModel.EMBED, false, 0, 0L, 1),
+                        List.of(inline.get(s)))));
             }
             long lastDone = 0;
             int embeddings = 0;

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -546,7 +547,9 @@ public final class ServingEfficiency {
             send(LM_WORKER.value(), WorkerMessage.of(new NewRequest(run.id,
                     partitionGraphs(ToyTtsModel.PREFILL, ToyTtsModel.DECODE), placement,
                     List.of(new GraphEdge(ToyTtsModel.LM, ToyTtsModel.TEXT_INPUT, List.of(input))),
-                    info(run, ToyTtsModel.PREFILL, ToyTtsModel.LM_PARTITION, 0, Map.of()))));
+                    info(run, ToyTtsModel.PREFILL, ToyTtsModel.LM_PARTITION, 0, Map.of()),
+                    // the prompt inline too, as the conductor hands out one under inline-input-max-bytes
+                    List.of(Base64.getEncoder().encodeToString(prompt)))));
             send(CODEC_WORKER.value(), WorkerMessage.of(new NewRequest(run.id, partitionGraphs(ToyTtsModel.CODEC_WALK),
                     placement, List.of(), codecInfo(run))));
         }

@@ -240,8 +240,9 @@ public final class RequestLifecycle {
                     partitionWorkers.addAll(placement.get(wg));
                 }
                 for (String worker : partitionWorkers) {
-                    send(request, worker, new NewRequest(request.id(), partitionWgs, placement,
-                            shares.getOrDefault(worker, List.of()), info));
+                    List<GraphEdge> share = shares.getOrDefault(worker, List.of());
+                    send(request, worker, new NewRequest(request.id(), partitionWgs, placement, share, info,
+                            tensors.inlineData(share)));
                 }
             }
         } catch (ConductorException e) {

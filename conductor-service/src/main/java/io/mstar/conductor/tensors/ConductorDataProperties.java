@@ -15,10 +15,14 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                       address when it names one interface, else this machine's address. On Kubernetes the chart
  *                       sets the pod IP.
  * @param ioThreads      tensor server I/O threads (default 2)
+ * @param inlineInputMaxBytes a worker's initial inputs travel inside its {@code NewRequest} when each is one of the
+ *                       client's inputs of at most this many bytes (default 1024; 0: never), so its first pass starts
+ *                       without a read; larger ones are read from this data port
  */
 @ConfigurationProperties("mstar.conductor.data")
 public record ConductorDataProperties(@DefaultValue("0.0.0.0") String bindAddress, @DefaultValue("0") int port,
-        @DefaultValue("") String advertisedHost, @DefaultValue("2") int ioThreads) {
+        @DefaultValue("") String advertisedHost, @DefaultValue("2") int ioThreads,
+        @DefaultValue("1024") int inlineInputMaxBytes) {
 
     public ConductorDataProperties {
         if (port < 0 || port > 65535) {
@@ -26,6 +30,10 @@ public record ConductorDataProperties(@DefaultValue("0.0.0.0") String bindAddres
         }
         if (ioThreads < 1) {
             throw new IllegalArgumentException("mstar.conductor.data.io-threads must be >= 1, was " + ioThreads);
+        }
+        if (inlineInputMaxBytes < 0) {
+            throw new IllegalArgumentException("mstar.conductor.data.inline-input-max-bytes must not be negative, was "
+                    + inlineInputMaxBytes);
         }
     }
 }

@@ -2,9 +2,11 @@ package io.mstar.conductor.tensors;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import io.mstar.graph.GraphEdge;
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.messaging.EntityId;
 import io.mstar.tensor.TensorStore;
@@ -35,18 +37,22 @@ public final class ConductorTensors {
     private final TensorReader reader;
     private final TensorUuids uuids;
     private final String sessionId;
+    private final int inlineInputMaxBytes;
     private final TensorStore store;
 
     /**
-     * @param sessionId where the conductor's tensor server listens ({@code host:port}), stamped on descriptors
+     * @param sessionId           where the conductor's tensor server listens ({@code host:port}), stamped on
+     *                            descriptors
+     * @param inlineInputMaxBytes inputs this small travel inside the messages that hand them out ({@link #inlineData})
      */
     public ConductorTensors(HostDevice device, ServedTensors served, TensorReader reader, TensorUuids uuids,
-            String sessionId) {
+            String sessionId, int inlineInputMaxBytes) {
         this.device = device;
         this.served = served;
         this.reader = reader;
         this.uuids = uuids;
         this.sessionId = sessionId;
+        this.inlineInputMaxBytes = inlineInputMaxBytes;
         // Removal hands the buffer to the served entry's release; its onFree (set at publish) frees the buffer.
         this.store = new TensorStore(new PlainTensorBookkeeping(), (uuid, buffer) -> served.release(uuid));
     }
@@ -72,6 +78,27 @@ public final class ConductorTensors {
         store.putTensor(requestId, uuid, buffer, info, null);
         store.setMetadata(uuid, true, true);
         return info;
+    }
+
+    /**
+     * The {@code inline_data} of a message handing out {@code edges}: each descriptor's bytes, base64, when every one
+     * is an input stored here of at most {@code inline-input-max-bytes}; else none, and the receiver reads them all.
+     * The inputs stay stored and served either way (a later pass may hand them out again).
+     */
+    public List<String> inlineData(List<GraphEdge> edges) {
+        List<String> inline = new ArrayList<>();
+        for (GraphEdge edge : edges) {
+            for (TensorPointerInfo d : edge.tensorInfo()) {
+                if (d.nbytes() > inlineInputMaxBytes || !d.sourceEntity().equals(EntityId.CONDUCTOR.value())
+                        || !store.checkUuidPresence(d.uuid())) {
+                    return List.of();
+                }
+                byte[] bytes = new byte[(int) d.nbytes()];
+                ((HostBuffer) store.getTensor(d.uuid())).bytes().get(0, bytes);
+                inline.add(Base64.getEncoder().encodeToString(bytes));
+            }
+        }
+        return inline;
     }
 
     /** Frees every input of {@code requestId}; returns how many. Idempotent. */

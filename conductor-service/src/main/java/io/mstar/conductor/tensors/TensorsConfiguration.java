@@ -80,9 +80,10 @@ class TensorsConfiguration {
     }
 
     @Bean
-    ConductorTensors conductorTensors(HostDevice device, ServedTensors served, TensorReader reader, TensorServer server) {
+    ConductorTensors conductorTensors(HostDevice device, ServedTensors served, TensorReader reader, TensorServer server,
+            ConductorDataProperties properties) {
         return new ConductorTensors(device, served, reader, TensorUuids.forEntity(EntityId.CONDUCTOR.value()),
-                server.sessionId());
+                server.sessionId(), properties.inlineInputMaxBytes());
     }
 
     private static String advertisedHost(ConductorDataProperties properties) {

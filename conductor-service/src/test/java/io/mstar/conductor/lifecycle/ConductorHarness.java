@@ -83,6 +83,12 @@ final class ConductorHarness implements AutoCloseable {
     final List<Long> workerTensors = new CopyOnWriteArrayList<>();
 
     ConductorHarness(DeploymentConfig config, Duration lossTimeout, Duration drainTimeout) throws Exception {
+        this(config, lossTimeout, drainTimeout, 1024);
+    }
+
+    /** @param inlineInputMaxBytes {@code mstar.conductor.data.inline-input-max-bytes} (the service's default: 1024) */
+    ConductorHarness(DeploymentConfig config, Duration lossTimeout, Duration drainTimeout, int inlineInputMaxBytes)
+            throws Exception {
         this.config = config;
         this.workerGraphs = WorkerGraphSplit.split(config, ModelGraphs.of(
                 config.models().stream().map(m -> m.name()).toList()));
@@ -93,7 +99,7 @@ final class ConductorHarness implements AutoCloseable {
         reader = new TensorReader(ReaderSettings.defaults("conductor", java.util.Set.of("127.0.0.1"))
                 .withSameHost(SameHostPolicy.NEVER).withArenaDirectory(dir), arena, registry);
         tensors = new ConductorTensors(conductorDevice, conductorServed, reader,
-                TensorUuids.forEntity(EntityId.CONDUCTOR.value()), conductorServer.sessionId());
+                TensorUuids.forEntity(EntityId.CONDUCTOR.value()), conductorServer.sessionId(), inlineInputMaxBytes);
         RequestMeters requestMeters = new RequestMeters(registry);
         requests = new RequestLifecycle(config, ConductorPolicies.builtIn(), this::send, tensors, requestMeters,
                 drainTimeout, Clock.systemUTC());

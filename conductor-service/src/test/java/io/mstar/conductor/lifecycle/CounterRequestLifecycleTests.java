@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import io.mstar.conductor.error.ConductorException;
 import io.mstar.conductor.error.ErrorType;
 import io.mstar.conductor.output.Chunk;
+import io.mstar.deployment.DeploymentConfig;
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.messaging.EntityId;
 import io.mstar.wire.DrainRequest;
@@ -56,6 +57,20 @@ class CounterRequestLifecycleTests {
     }
 
     @Test
+    void inputsOverTheInlineSizeAreOnlyServedForTheWorkersToRead() throws Exception {
+        try (ConductorHarness small = new ConductorHarness(DeploymentConfig.loadDefault(), Duration.ofSeconds(30),
+                Duration.ofSeconds(30), 8)) {
+            small.setUpWorkers();
+            small.submit(ConductorHarness.counterRequest("r-big", 5, Map.of(), 1, 2, 3), new CopyOnWriteArrayList<>());
+            small.awaitSent(NewRequest.class, 3, s -> true);
+            NewRequest w0Default = (NewRequest) small.sentOf(NewRequest.class, s -> s.worker().equals(W0)
+                    && ((NewRequest) s.body()).requestInfo().partitionName().equals("default")).get(0).body();
+            assertThat(w0Default.initialInputs()).isNotEmpty();
+            assertThat(w0Default.inline()).as("12 bytes of tokens over a limit of 8").isFalse();
+        }
+    }
+
+    @Test
     void aCounterRequestRunsPrefillDecodeAndDetokAndDeliversEveryOutputInOrderThenTearsDown() {
         List<Chunk> chunks = new CopyOnWriteArrayList<>();
         h.submit(ConductorHarness.counterRequest("r-1", 5, Map.of(), 1, 2, 3), chunks);
@@ -88,6 +103,9 @@ class CounterRequestLifecycleTests {
         assertThat(tokens.dtype()).isEqualTo("int32");
         assertThat(io.mstar.tensor.TensorUuids.isConductorUuid(tokens.uuid())).isTrue();
         h.reader.forget("peer-read");
+        // and hands it out inline too (12 bytes, under inline-input-max-bytes), once per edge, so no worker needs to read it
+        assertThat(w0Default.inlineData()).hasSize(2).allSatisfy(b64 -> assertThat(java.util.Base64.getDecoder()
+                .decode(b64)).containsExactly(1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0));
 
         // prefill: s0 = 2*6+3 = 15
         h.deliver(W1, h.result("r-1", "worker-1", "prefill_out", 0, 0, 15));

@@ -22,7 +22,7 @@ class TensorsConfigurationTests {
         // In a container without a host name of its own, the advertised host is "localhost" (found by the image test).
         try (ArenaReader arena = new ArenaReader(dir);
                 TensorReader reader = new TensorsConfiguration().conductorTensorReader(arena, new SimpleMeterRegistry(),
-                        new ConductorDataProperties("0.0.0.0", 0, "localhost", 2), ReadGrants.disabled())) {
+                        new ConductorDataProperties("0.0.0.0", 0, "localhost", 2, 1024), ReadGrants.disabled())) {
             assertThat(reader).isNotNull();
         }
     }

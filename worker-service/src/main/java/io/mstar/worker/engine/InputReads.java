@@ -18,6 +18,7 @@ import io.mstar.messaging.TensorAcks;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.InputSignals;
+import io.mstar.wire.NewRequest;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.TensorReceived;
 import io.mstar.wire.WorkerErrorType;
@@ -106,26 +107,36 @@ final class InputReads {
         if (!signals.inline()) {
             return signals;
         }
+        return new InputSignals(signals.requestId(), landInline(request, signals.inputs(), signals.inlineData()),
+                signals.requestInfo(), signals.partitionName(), signals.producerDone());
+    }
+
+    /** {@link #landInline(WorkerRequest, InputSignals)} for a {@code NewRequest}'s initial inputs. */
+    List<GraphEdge> landInline(WorkerRequest request, NewRequest message) {
+        return message.inline() ? landInline(request, message.initialInputs(), message.inlineData())
+                : message.initialInputs();
+    }
+
+    private List<GraphEdge> landInline(WorkerRequest request, List<GraphEdge> edges, List<String> inlineData) {
         List<Long> stored = new ArrayList<>();
-        List<GraphEdge> inputs = new ArrayList<>(signals.inputs().size());
+        List<GraphEdge> landed = new ArrayList<>(edges.size());
         int entry = 0;
         try {
-            for (GraphEdge edge : signals.inputs()) {
+            for (GraphEdge edge : edges) {
                 List<TensorPointerInfo> here = new ArrayList<>(edge.tensorInfo().size());
                 for (TensorPointerInfo d : edge.tensorInfo()) {
-                    ByteBuffer bytes = inlineBytes(d, signals.inlineData().get(entry++));
+                    ByteBuffer bytes = inlineBytes(d, inlineData.get(entry++));
                     long uuid = ledger.storeReceived(request.requestId, d, bytes);
                     stored.add(uuid);
                     here.add(ledger.info(uuid));
                 }
-                inputs.add(edge.toBuilder().tensorInfo(here).build());
+                landed.add(edge.toBuilder().tensorInfo(here).build());
             }
         } catch (RuntimeException e) {
             stored.forEach(uuid -> ledger.release(uuid, 1));
             throw e;
         }
-        return new InputSignals(signals.requestId(), inputs, signals.requestInfo(), signals.partitionName(),
-                signals.producerDone());
+        return landed;
     }
 
     private static ByteBuffer inlineBytes(TensorPointerInfo d, String base64) {
@@ -146,8 +157,19 @@ final class InputReads {
     /** Signals this worker will not take: each tensor it would have read is acknowledged unread; inline ones need none. */
     void ackUnread(InputSignals signals) {
         if (!signals.inline()) {
-            signals.inputs().forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(signals.requestId(), d)));
+            ackUnread(signals.requestId(), signals.inputs());
         }
+    }
+
+    /** {@link #ackUnread(InputSignals)} for a {@code NewRequest}'s initial inputs. */
+    void ackUnread(NewRequest message) {
+        if (!message.inline()) {
+            ackUnread(message.requestId(), message.initialInputs());
+        }
+    }
+
+    private void ackUnread(String requestId, List<GraphEdge> edges) {
+        edges.forEach(edge -> edge.tensorInfo().forEach(d -> ackUnread(requestId, d)));
     }
 
     /**

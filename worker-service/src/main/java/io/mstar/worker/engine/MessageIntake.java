@@ -220,9 +220,9 @@ final class MessageIntake {
             if (partition.streams.isEmpty()) {
                 passes.start(request, partition, info); // a stream consumer's passes start with its chunks instead
             }
-            reads.deliverToNodes(request, partition, message.initialInputs());
+            reads.deliverToNodes(request, partition, reads.landInline(request, message));
         } else {
-            message.initialInputs().forEach(edge -> edge.tensorInfo().forEach(d -> reads.ackUnread(id, d)));
+            reads.ackUnread(message);
         }
         for (WorkerMessage replay : parked.take(id)) {
             handle(replay);

@@ -194,8 +194,7 @@ final class RequestTeardown implements RequestFailures {
         if (message.body() instanceof InputSignals signals) {
             reads.ackUnread(signals);
         } else if (message.body() instanceof NewRequest newRequest) {
-            newRequest.initialInputs().forEach(edge -> edge.tensorInfo()
-                    .forEach(d -> reads.ackUnread(newRequest.requestId(), d)));
+            reads.ackUnread(newRequest);
         }
     }
 

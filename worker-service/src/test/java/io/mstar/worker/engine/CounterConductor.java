@@ -1,7 +1,11 @@
 package io.mstar.worker.engine;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -100,6 +104,9 @@ final class CounterConductor {
         return graphs.stream().filter(g -> g.walk().equals(walk) && g.nodeGroupIndex() == group).findFirst().orElseThrow().id();
     }
 
+    /** Whether the prompt travels inside worker 0's NewRequest too, as the conductor sends a small one. */
+    boolean inlineInputs;
+
     /** The three NewRequests of a counter request; answers them (not yet sent) so a test may reorder them. */
     List<Map.Entry<EntityId, WorkerMessage>> newRequests(String id, int[] tokens, int maxTokens, Integer stopAt) {
         Run run = new Run(id, maxTokens, stopAt);
@@ -107,9 +114,17 @@ final class CounterConductor {
         TensorPointerInfo input = data.input(id, tokens);
         CurrentForwardPassInfo prefillInfo = info(run, CounterModel.PREFILL, DEFAULT, Map.of());
         List<Integer> defaultGraphs = List.of(prefill0, prefill1, decode);
+        List<String> inline = List.of();
+        if (inlineInputs) { // as the conductor hands out a small prompt: its bytes in the message, once per edge
+            java.nio.ByteBuffer bytes = ByteBuffer.allocate(4 * tokens.length)
+                    .order(ByteOrder.LITTLE_ENDIAN);
+            Arrays.stream(tokens).forEach(bytes::putInt);
+            String b64 = Base64.getEncoder().encodeToString(bytes.array());
+            inline = List.of(b64, b64);
+        }
         NewRequest toW0 = new NewRequest(id, defaultGraphs, placement, List.of(
                 new GraphEdge(CounterModel.EMBED, CounterModel.TOKENS, List.of(input)),
-                new GraphEdge(CounterModel.OFFSET, CounterModel.TOKENS, List.of(input))), prefillInfo);
+                new GraphEdge(CounterModel.OFFSET, CounterModel.TOKENS, List.of(input))), prefillInfo, inline);
         NewRequest toW1 = new NewRequest(id, defaultGraphs, placement, List.of(), prefillInfo);
         NewRequest detok = new NewRequest(id, List.of(chunk), placement, List.of(),
                 info(run, CounterModel.CHUNK, CounterModel.DETOK_PARTITION, Map.of()));

@@ -16,9 +16,10 @@ import io.mstar.wire.WorkerMessage;
  * How a tensor gets from one worker to another (docs/protocol.md, {@code InputSignals.inline_data}): the counter's
  * streamed tokens (8 bytes each, worker 1's step to worker 0's detok) travel inside their messages, so worker 0 reads
  * none and acknowledges none; with {@code inline-output-max-bytes} 0 every one is published, read and acknowledged,
- * and the outputs are the same. Bytes that do not match their descriptor fail that request alone.
+ * and the outputs are the same. Bytes that do not match their descriptor fail that request alone. A prompt inside its
+ * {@code NewRequest} ({@code NewRequest.inline_data}, as the conductor sends a small one) is not read either.
  */
-class TensorsBetweenWorkersTests {
+class InlineTensorsTests {
 
     /** The reads worker 0 acknowledged to worker 1 (the conductor acknowledges its own reads of outputs too). */
     static long acknowledgedByWorker0(InProcessBroker broker) {
@@ -42,6 +43,16 @@ class TensorsBetweenWorkersTests {
             assertThat(toDetok).as("tokens streamed to worker 0").hasSize(5)
                     .allSatisfy(s -> assertThat(s.inlineData()).hasSize(1));
             assertThat(acknowledgedByWorker0(broker)).as("worker 0's reads acknowledged to worker 1").isZero();
+        }
+
+        @Test
+        void aPromptInsideItsNewRequestIsNotRead() throws Exception {
+            conductor.inlineInputs = true;
+            CounterConductor.Run run = maxTokensFive();
+            assertThat(run.failure).isNull();
+            // worker 0's only tensors from elsewhere were the prompt and the streamed tokens, all inline
+            assertThat(w0.registry.find("mstar.worker.tensor.transfer").timers()).as("worker 0's reads")
+                    .allSatisfy(t -> assertThat(t.count()).isZero());
         }
 
         @Test
@@ -75,6 +86,9 @@ class TensorsBetweenWorkersTests {
                     .filter(s -> !s.inputs().isEmpty()).toList();
             assertThat(toDetok).hasSize(5).allSatisfy(s -> assertThat(s.inline()).isFalse());
             assertThat(acknowledgedByWorker0(broker)).as("worker 0's reads acknowledged to worker 1").isEqualTo(5);
+            assertThat(w0.registry.find("mstar.worker.tensor.transfer").timers().stream()
+                    .mapToLong(t -> t.count()).sum()).as("worker 0's reads: the prompt's two and the five tokens")
+                    .isEqualTo(7);
         }
 
         @Test

@@ -2,6 +2,7 @@ package io.mstar.worker.engine;
 
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -42,6 +43,8 @@ final class Router {
     private final TensorLedger ledger;
     private final Outbox outbox;
     private final int inlineOutputMaxBytes;
+    /** The parsed ids of the workers sent to: parsing validates with a regex, on every send of every token. */
+    private final Map<String, EntityId> workerIds = new HashMap<>();
 
     Router(EntityId self, Map<Integer, WorkerGraph> graphs, Function<String, ModelGraph> models, TensorLedger ledger,
             Outbox outbox, int inlineOutputMaxBytes) {
@@ -169,7 +172,8 @@ final class Router {
             }
             InputSignals signals = new InputSignals(request.requestId, List.of(carried), pass.info, partitionName, null,
                     inlineData);
-            request.unackedSends.add(outbox.toWorker(EntityId.parse(worker), WorkerMessage.of(signals)));
+            request.unackedSends.add(outbox.toWorker(workerIds.computeIfAbsent(worker, EntityId::parse),
+                    WorkerMessage.of(signals)));
         }
     }
 

@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import io.mstar.tensor.device.cuda.CudaDevice;
+
 /**
  * A driver's {@code --name value} options (the serving, decode and minilm drivers): each option is declared with its
  * default; an unknown option, one without a value or a value that does not parse is refused with a message naming it
@@ -53,7 +55,7 @@ public final class DriverOptions {
         return new DriverOptions(driver, values);
     }
 
-    /** {@link #parse}, for {@code main}: a refused option prints its message and exits 2, {@code --help} the usage, exit 0. */
+    /** {@link #parse}, for {@code main}: a refused option prints its message and exits 2; {@code --help}, the usage. */
     public static DriverOptions parseOrExit(String driver, String[] args, Map<String, String> defaults) {
         try {
             return parse(driver, args, defaults);
@@ -126,8 +128,19 @@ public final class DriverOptions {
         };
     }
 
+    /** The option as a device choice: {@code cuda}, {@code host}, or {@code auto} (CUDA when the machine has a GPU). */
+    public boolean cuda(String name) {
+        return switch (get(name)) {
+            case "cuda" -> true;
+            case "host" -> false;
+            case "auto" -> CudaDevice.deviceCount() > 0;
+            default -> throw new IllegalArgumentException(name + " takes host, cuda or auto, not '" + get(name) + "'");
+        };
+    }
+
     private static String usage(String driver, Map<String, String> defaults) {
-        return driver + " takes " + defaults.entrySet().stream().map(e -> e.getKey() + " (default " + e.getValue() + ")")
-                .collect(Collectors.joining(", ")) + ", and --verbose";
+        return driver + " takes " + defaults.entrySet().stream()
+                .map(e -> e.getKey() + " (default " + e.getValue() + ")").collect(Collectors.joining(", "))
+                + ", and --verbose";
     }
 }

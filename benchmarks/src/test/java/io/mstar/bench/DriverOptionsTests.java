@@ -58,6 +58,15 @@ class DriverOptionsTests {
     }
 
     @Test
+    void aDeviceChoiceIsHostCudaOrAuto() {
+        Map<String, String> device = Map.of("--device", "auto");
+        assertThat(DriverOptions.parse("Driver", new String[] {"--device", "host"}, device).cuda("--device")).isFalse();
+        assertThat(DriverOptions.parse("Driver", new String[] {"--device", "cuda"}, device).cuda("--device")).isTrue();
+        assertThatThrownBy(() -> DriverOptions.parse("Driver", new String[] {"--device", "gpu"}, device).cuda("--device"))
+                .hasMessage("--device takes host, cuda or auto, not 'gpu'");
+    }
+
+    @Test
     void helpAnswersTheUsage() {
         assertThatThrownBy(() -> parse("--help")).isInstanceOf(DriverOptions.HelpRequested.class)
                 .hasMessage("Driver takes --batches (default 1,8,32), --rounds (default 3), --pipeline (default true),"

@@ -59,17 +59,11 @@ public final class ResidentDecodeSteps {
         args = DriverLogging.configure(args);
         DriverOptions options = DriverOptions.parseOrExit("ResidentDecodeSteps", args, "--device", "auto", "--batches",
                 "1,2,4,8,16,32", "--steps", "64", "--prompt-bytes", "32", "--rounds", "3");
-        String deviceChoice = options.get("--device");
         int[] batches = options.integers("--batches", 1);
         int steps = options.integer("--steps", 1);
         int promptBytes = options.integer("--prompt-bytes", 1);
         int rounds = options.integer("--rounds", 1);
-        boolean cuda = switch (deviceChoice) {
-            case "cuda" -> true;
-            case "host" -> false;
-            case "auto" -> CudaDevice.deviceCount() > 0;
-            default -> throw new IllegalArgumentException("--device host|cuda|auto, not " + deviceChoice);
-        };
+        boolean cuda = options.cuda("--device");
         int maxBatch = Arrays.stream(batches).max().orElse(1);
         int pageSize = 16;
         int pagesPerRequest = (promptBytes + (rounds + 1) * steps + pageSize) / pageSize + 1;

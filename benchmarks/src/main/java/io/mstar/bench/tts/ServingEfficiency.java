@@ -116,6 +116,8 @@ public final class ServingEfficiency {
     private static final Duration ROUND_TIMEOUT = Duration.ofMinutes(2);
     private static final EntityId LM_WORKER = EntityId.worker(0);
     private static final EntityId CODEC_WORKER = EntityId.worker(1);
+    /** The conductor's default {@code mstar.conductor.data.inline-input-max-bytes}, which the driver plays by. */
+    private static final int INLINE_INPUT_MAX_BYTES = 1024;
     private static final List<Mode> MODES = List.of(
             new Mode("synchronous", EngineProperties.defaults().withSteps(false, EngineProperties.Speculation.OFF),
                     ResidentMode.OFF),
@@ -138,7 +140,6 @@ public final class ServingEfficiency {
         DriverOptions options = DriverOptions.parseOrExit("ServingEfficiency", args, "--device", "auto", "--batches",
                 "1,8,32", "--tokens", "128", "--prompt-bytes", "32", "--rounds", "3", "--modes",
                 MODES.stream().map(Mode::name).collect(Collectors.joining(",")));
-        String deviceChoice = options.get("--device");
         int[] batches = options.integers("--batches", 1);
         int tokens = options.integer("--tokens", 1);
         int promptBytes = options.integer("--prompt-bytes", 1);
@@ -149,12 +150,7 @@ public final class ServingEfficiency {
             throw new IllegalArgumentException("--modes takes some of " + MODES.stream().map(Mode::name).toList()
                     + ", not " + names);
         }
-        boolean cuda = switch (deviceChoice) {
-            case "cuda" -> true;
-            case "host" -> false;
-            case "auto" -> CudaDevice.deviceCount() > 0;
-            default -> throw new IllegalArgumentException("--device host|cuda|auto, not " + deviceChoice);
-        };
+        boolean cuda = options.cuda("--device");
         Supplier<Device> devices = () -> cuda ? new CudaDevice(0) : new HostDevice(HostDevice.NAME, 256L << 20);
         int maxBatch = Arrays.stream(batches).max().orElse(1);
         int pageSize = 16;
@@ -548,8 +544,9 @@ public final class ServingEfficiency {
                     partitionGraphs(ToyTtsModel.PREFILL, ToyTtsModel.DECODE), placement,
                     List.of(new GraphEdge(ToyTtsModel.LM, ToyTtsModel.TEXT_INPUT, List.of(input))),
                     info(run, ToyTtsModel.PREFILL, ToyTtsModel.LM_PARTITION, 0, Map.of()),
-                    // the prompt inline too, as the conductor hands out one under inline-input-max-bytes
-                    List.of(Base64.getEncoder().encodeToString(prompt)))));
+                    // inline too, as the conductor hands out a prompt under its inline-input-max-bytes (default 1 KiB)
+                    prompt.length <= INLINE_INPUT_MAX_BYTES ? List.of(Base64.getEncoder().encodeToString(prompt))
+                            : List.of())));
             send(CODEC_WORKER.value(), WorkerMessage.of(new NewRequest(run.id, partitionGraphs(ToyTtsModel.CODEC_WALK),
                     placement, List.of(), codecInfo(run))));
         }

@@ -45,17 +45,11 @@ public final class ToyTtsDecode {
         args = DriverLogging.configure(args);
         DriverOptions options = DriverOptions.parseOrExit("ToyTtsDecode", args, "--device", "auto", "--batches",
                 "1,8,32", "--tokens", "128", "--prompt-bytes", "32", "--rounds", "3");
-        String deviceChoice = options.get("--device");
         int[] batches = options.integers("--batches", 1);
         int tokens = options.integer("--tokens", 1);
         int promptBytes = options.integer("--prompt-bytes", 1);
         int rounds = options.integer("--rounds", 1);
-        boolean cuda = switch (deviceChoice) {
-            case "cuda" -> true;
-            case "host" -> false;
-            case "auto" -> CudaDevice.deviceCount() > 0;
-            default -> throw new IllegalArgumentException("--device host|cuda|auto, not " + deviceChoice);
-        };
+        boolean cuda = options.cuda("--device");
         int maxBatch = Arrays.stream(batches).max().orElse(1);
         int pageSize = 16;
         int pagesPerRequest = (promptBytes + tokens + pageSize) / pageSize + 1;

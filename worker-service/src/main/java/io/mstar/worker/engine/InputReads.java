@@ -154,7 +154,7 @@ final class InputReads {
         return ByteBuffer.allocateDirect(decoded.length).put(decoded).flip();
     }
 
-    /** Signals this worker will not take: each tensor it would have read is acknowledged unread; inline ones need none. */
+    /** Signals this worker will not take: each tensor it would have read is acknowledged unread (inline ones: none). */
     void ackUnread(InputSignals signals) {
         if (!signals.inline()) {
             ackUnread(signals.requestId(), signals.inputs());

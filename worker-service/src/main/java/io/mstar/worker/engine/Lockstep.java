@@ -126,7 +126,8 @@ final class Lockstep {
     /**
      * {@code step}, built from {@code batch}, is about to run: a leader broadcasts it (and the step keeps its seq); a
      * follower's step keeps the seq of the leader's batch (the follower marked it run as it took it). A follower step
-     * that leaves out a call of the leader's batch (refused KV pages) is logged: its collectives will not match the leader's and fail within their timeout.
+     * that leaves out a call of the leader's batch (refused KV pages) is logged: its collectives will not match the
+     * leader's and fail within their timeout.
      */
     void submitting(Step step, Batch batch) {
         owner.check();

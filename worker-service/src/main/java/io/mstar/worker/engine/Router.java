@@ -100,7 +100,7 @@ final class Router {
         if (inline(info)) {
             GraphEdge carried = edge.toBuilder().tensorInfo(List.of(info)).build();
             result = new ResultTensors(request.requestId, edge.outputModality(), carried, position, Map.of(),
-                    List.of(Base64.getEncoder().encodeToString(ledger.hostBytes(uuid))));
+                    List.of(inlineBytes(uuid)));
         } else {
             ledger.hold(uuid, 1);
             GraphEdge carried = edge.toBuilder().tensorInfo(List.of(ledger.published(uuid))).build();
@@ -161,7 +161,7 @@ final class Router {
         TensorPointerInfo info = ledger.info(uuid);
         List<String> inlineData = List.of();
         if (inline(info)) {
-            inlineData = List.of(Base64.getEncoder().encodeToString(ledger.hostBytes(uuid)));
+            inlineData = List.of(inlineBytes(uuid));
         } else {
             info = ledger.published(uuid);
         }
@@ -180,5 +180,10 @@ final class Router {
     /** Whether a tensor is small enough to travel inside its message ({@code inline-output-max-bytes}). */
     private boolean inline(TensorPointerInfo info) {
         return inlineOutputMaxBytes > 0 && info.nbytes() <= inlineOutputMaxBytes;
+    }
+
+    /** An {@code inline_data} entry: the tensor's bytes, base64. */
+    private String inlineBytes(long uuid) {
+        return Base64.getEncoder().encodeToString(ledger.hostBytes(uuid));
     }
 }

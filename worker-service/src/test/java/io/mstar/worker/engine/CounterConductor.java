@@ -116,8 +116,7 @@ final class CounterConductor {
         List<Integer> defaultGraphs = List.of(prefill0, prefill1, decode);
         List<String> inline = List.of();
         if (inlineInputs) { // as the conductor hands out a small prompt: its bytes in the message, once per edge
-            java.nio.ByteBuffer bytes = ByteBuffer.allocate(4 * tokens.length)
-                    .order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer bytes = ByteBuffer.allocate(4 * tokens.length).order(ByteOrder.LITTLE_ENDIAN);
             Arrays.stream(tokens).forEach(bytes::putInt);
             String b64 = Base64.getEncoder().encodeToString(bytes.array());
             inline = List.of(b64, b64);

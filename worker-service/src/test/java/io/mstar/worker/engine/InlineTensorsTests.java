@@ -66,7 +66,8 @@ class InlineTensorsTests {
             conductor.start("r-good", tokens, 5, null);
             conductor.pumpUntilRemoved(TIMEOUT);
 
-            assertThat(conductor.runs.get("r-bad").failure).contains("inline_data", "has 3 bytes; its descriptor says 8");
+            assertThat(conductor.runs.get("r-bad").failure)
+                    .contains("inline_data", "has 3 bytes; its descriptor says 8");
             assertPredicted(conductor.runs.get("r-good"), tokens, 5);
         } // everythingIsFreed: the copies stored before the bad one were released
     }

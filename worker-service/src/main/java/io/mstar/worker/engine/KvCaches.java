@@ -199,24 +199,32 @@ public final class KvCaches implements AutoCloseable {
     }
 
     /**
-     * A speculated step's reservations: positions only within pages the request holds on the device (a call that
-     * would need another page, or whose request is offloaded or new here, is left out with a null), so speculating
-     * never takes a page nor moves one.
+     * A speculated step's reservations: positions within pages the request holds on the device, or, with
+     * {@code takeFree}, in pages free now (no victim is ever moved for them); a call that does not fit so, or whose
+     * request is offloaded, dropped or new here, is left out with a null.
      */
-    List<KvStep> reserveInHeldPages(String model, String node, KvCacheKernel kernel, Device device,
-            List<NodeCall> calls, int[] tokens) {
+    List<KvStep> reserveSpeculated(String model, String node, KvCacheKernel kernel, Device device,
+            List<NodeCall> calls, int[] tokens, boolean takeFree) {
         NodeCache c = cacheFor(model, node, kernel, device);
         List<KvStep> steps = new ArrayList<>(calls.size());
-        for (int i = 0; i < calls.size(); i++) {
-            NodeCall call = calls.get(i);
-            if (!c.cache.fitsInHeldPages(call.requestId(), tokens[i])) {
-                steps.add(null);
-                continue;
+        try {
+            for (int i = 0; i < calls.size(); i++) {
+                NodeCall call = calls.get(i);
+                String id = call.requestId();
+                boolean fits = c.cache.fitsInHeldPages(id, tokens[i]) || takeFree && c.cache.contains(id)
+                        && !c.cache.isOffloaded(id) && !c.cache.isDropped(id)
+                        && c.cache.devicePagesNeeded(id, tokens[i]) <= c.cache.freePages();
+                if (!fits) {
+                    steps.add(null);
+                    continue;
+                }
+                int first = c.cache.appendTokens(id, tokens[i]);
+                steps.add(step(c.cache, call, node, first, tokens[i], null));
             }
-            int first = c.cache.appendTokens(call.requestId(), tokens[i]);
-            steps.add(step(c.cache, call, node, first, tokens[i], null));
+            return steps;
+        } finally {
+            c.publish();
         }
-        return steps;
     }
 
     private KvStep step(KvCache cache, NodeCall call, String node, int first, int n, int[] refeed) {

@@ -247,6 +247,13 @@ final class Lockstep {
         return role != null && role != Role.ALONE;
     }
 
+    /** As {@link #couldRun}, leaving out {@code key}'s own ready items: other work waits for a turn. */
+    boolean couldRunBesides(Scheduler scheduler, Scheduler.Key key) {
+        owner.check();
+        return scheduler.hasWork(item -> followed(item) || Scheduler.key(item).equals(key))
+                || follower.couldRun(scheduler);
+    }
+
     /** Whether a turn now could start a batch: own work is ready, or a FIFO head's requests all are. */
     boolean couldRun(Scheduler scheduler) {
         owner.check();

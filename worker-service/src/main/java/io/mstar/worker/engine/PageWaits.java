@@ -58,6 +58,11 @@ final class PageWaits {
         }
     }
 
+    /** Whether some call waits for pages: a speculated step then takes none of the free ones. */
+    boolean any() {
+        return !waitingSince.isEmpty();
+    }
+
     /** {@code item} got its pages: its wait, if it waited, is over and timed. */
     void admitted(ReadyItem item) {
         Long since = waitingSince.remove(item.node());

@@ -81,6 +81,12 @@ final class Scheduler {
         return taken;
     }
 
+    /** Whether {@code key} has a ready item. */
+    boolean hasReady(Key key) {
+        List<ReadyItem> items = ready.get(key);
+        return items != null && !items.isEmpty();
+    }
+
     /** Whether some key not {@code leftOut} has a ready item. */
     boolean hasWork(Predicate<ReadyItem> leftOut) {
         return ready.values().stream().anyMatch(items -> !items.isEmpty() && !leftOut.test(items.get(0)));

@@ -29,6 +29,12 @@ interface StepExecutor extends AutoCloseable {
      */
     boolean speculate(Step running, Step next);
 
+    /**
+     * Takes back {@code queued}, speculated on {@code running}, if it has not started: true when it will not run (the
+     * loop then owns it again), false when it started already or was never queued.
+     */
+    boolean withdraw(Step running, Step queued);
+
     /** Stops taking steps and waits, bounded, for the one running. */
     @Override
     void close();
@@ -44,6 +50,11 @@ interface StepExecutor extends AutoCloseable {
 
             @Override
             public boolean speculate(Step running, Step next) {
+                return false;
+            }
+
+            @Override
+            public boolean withdraw(Step running, Step queued) {
                 return false;
             }
 

@@ -1,27 +1,20 @@
 package io.mstar.worker.engine;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.IntStream;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.mstar.graph.NestedLoopIndices;
 import io.mstar.loop.OwnerThread;
 import io.mstar.tensor.device.DeviceException;
 import io.mstar.wire.WorkerErrorType;
 import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.KvCacheKernel;
-import io.mstar.worker.kernel.KvStep;
-import io.mstar.worker.kernel.NodeCall;
-import io.mstar.worker.kernel.NodeKernel;
 import io.mstar.worker.kernel.NodeResult;
-import io.mstar.worker.kernel.Tensor;
 
 /**
  * The loop's side of the step pipeline (docs/worker-runtime.md#the-step-pipeline): builds the next batch from the
@@ -63,7 +56,7 @@ final class StepPipeline {
     private StepExecutor executor;
     private Step running;
     private Step speculated;
-    private long seq;
+    private final StepBuilder builder;
     private long speculatedSteps;
     private long voidedCalls;
 
@@ -82,6 +75,7 @@ final class StepPipeline {
         this.engine = engine;
         this.lockstep = lockstep;
         this.pageWaits = new PageWaits(kernels, scheduler, kv, engine, lockstep::inLockstep);
+        this.builder = new StepBuilder(kernels, scheduler, kv, data, ledger, pageWaits, lockstep, this::holds);
     }
 
     /** The executor steps go to; its completions come back to {@link #completed}. Set once, before the first turn. */
@@ -98,7 +92,7 @@ final class StepPipeline {
             if (!batch.items().isEmpty()) {
                 Step step;
                 try {
-                    step = build(batch.items(), null, null);
+                    step = track(builder.build(batch.items(), null, null));
                 } catch (RuntimeException e) {
                     refuse(batch.items(), e);
                     return;
@@ -111,9 +105,25 @@ final class StepPipeline {
             }
         }
         // At once: an idle loop may not turn again before the running step completes.
-        if (speculation && running != null && speculated == null && !lockstep.follows(running.key)) {
-            speculate(running);
+        if (speculation && running != null && !lockstep.follows(running.key)) {
+            if (speculated != null && rejoins(speculated)) {
+                takeBack(speculated, true);
+                speculated = null;
+            }
+            // a chain of speculated steps never ends while requests keep coming back: other work breaks it
+            if (speculated == null && !lockstep.couldRunBesides(scheduler, running.key)) {
+                speculate(running);
+            }
         }
+    }
+
+    /**
+     * Whether requests became ready for a speculated step that has room, and the executor gave the step back before it
+     * started: it is built again with them. A lockstep step, broadcast already, stays as it is.
+     */
+    private boolean rejoins(Step step) {
+        return !lockstep.inLockstep(step.key) && step.items.size() < batchLimit(step.key)
+                && scheduler.hasReady(step.key) && executor.withdraw(running, step);
     }
 
     /** Whether a turn now could start a step: no step runs and a batch is ready. */
@@ -126,108 +136,16 @@ final class StepPipeline {
         return inSteps.containsKey(requestId);
     }
 
-    private int batchLimit(Scheduler.Key key) {
-        return Math.min(settings.maxBatchSize(), kernels.model(key.model()).kernel(key.node()).maxBatchSize());
+    /** Counts a built step's requests as held by a step (null: nothing was built). */
+    private Step track(Step step) {
+        if (step != null) {
+            step.items.forEach(item -> inSteps.merge(item.request().requestId, 1, Integer::sum));
+        }
+        return step;
     }
 
-    /**
-     * A step of {@code items}: each call's inputs from its node's slots (a continuing call: its retained inputs only,
-     * the loop-backs come from the step before), each call's KV positions reserved. In a fresh step a call refused
-     * pages fails when the step completes; a speculated step reserves only within pages its requests hold and leaves
-     * out a call that would need another (it runs the eager way later). Null when nothing is left to run.
-     */
-    private Step build(List<ReadyItem> candidates, List<Step.Continuation> continuations, List<Integer> iterations) {
-        Scheduler.Key key = Scheduler.key(candidates.get(0));
-        NodeKernel kernel = kernels.model(key.model()).kernel(key.node());
-        boolean speculated = continuations != null;
-        List<ReadyItem> items = new ArrayList<>(candidates);
-        List<NodeCall> calls = new ArrayList<>(items.size());
-        List<List<Long>> held = new ArrayList<>(items.size());
-        int[] at = new int[items.size()];
-        for (int i = 0; i < items.size(); i++) {
-            ReadyItem item = items.get(i);
-            Map<String, Tensor> inputs = new HashMap<>();
-            List<Long> holds = new ArrayList<>();
-            NestedLoopIndices position;
-            if (speculated && continuations.get(i) != null) {
-                LoopState loop = item.node().loop;
-                loop.retained.forEach((edge, uuid) -> {
-                    if (edge.destination().equals(item.node().node.name())) {
-                        inputs.put(edge.name(), ledger.tensor(uuid));
-                        holds.add(uuid); // the loop frees what it retained when it ends, maybe while this step runs
-                    }
-                });
-                at[i] = iterations.get(i);
-                position = new NestedLoopIndices(List.of(loop.loop.name()), Map.of(loop.loop.name(), at[i]),
-                        item.pass().info.fwdIndex());
-            } else {
-                item.node().current.forEach((name, uuid) -> {
-                    if (uuid != WorkerEngine.NO_TENSOR) {
-                        inputs.put(name, ledger.tensor(uuid));
-                    }
-                });
-                at[i] = item.node().loop == null ? -1 : item.node().loop.iteration;
-                position = item.pass().position(item.node());
-            }
-            calls.add(new NodeCall(item.request().requestId, inputs, item.pass().info, position));
-            held.add(holds);
-        }
-        NodeResult[] refused = new NodeResult[items.size()];
-        boolean[] left = new boolean[items.size()];
-        List<KvStep> reserved = null;
-        if (kernel instanceof KvCacheKernel kvKernel) {
-            int[] tokens = new int[calls.size()];
-            for (int i = 0; i < calls.size(); i++) {
-                tokens[i] = speculated && continuations.get(i) != null ? kvKernel.tokensPerContinuation()
-                        : kvKernel.tokensToAppend(calls.get(i));
-            }
-            if (speculated) {
-                reserved = kv.reserveInHeldPages(key.model(), key.node(), kvKernel, data.device(), calls, tokens);
-                for (int i = 0; i < left.length; i++) {
-                    left[i] = reserved.get(i) == null;
-                }
-            } else {
-                reserved = kv.reserve(key.model(), key.node(), kvKernel, data.device(), calls, tokens, refused, left,
-                        lockstep.busy(key, this::holds));
-            }
-        }
-        Step.Continuation[] continues = null;
-        List<Step.Continuation> kept = speculated ? new ArrayList<>(continuations) : null;
-        for (int i = items.size() - 1; i >= 0; i--) {
-            if (!left[i]) {
-                continue;
-            }
-            ReadyItem item = items.get(i);
-            if (!speculated) {
-                pageWaits.add(item);
-            } else if (kept.get(i) == null) {
-                scheduler.add(item); // fresh: back to the ready set, its inputs untouched
-            }
-            items.remove(i);
-            calls.remove(i);
-            held.remove(i);
-            reserved.remove(i);
-            if (speculated) {
-                kept.remove(i);
-            }
-        }
-        if (items.isEmpty()) {
-            return null;
-        }
-        int[] admitted = IntStream.range(0, left.length).filter(i -> !left[i]).toArray();
-        NodeResult[] refusedAdmitted = Arrays.stream(admitted).mapToObj(i -> refused[i]).toArray(NodeResult[]::new);
-        int[] iterationsAdmitted = Arrays.stream(admitted).map(i -> at[i]).toArray();
-        if (speculated) {
-            continues = kept.toArray(Step.Continuation[]::new);
-        }
-        items.forEach(pageWaits::admitted);
-        Step step = new Step(seq++, key, kernel, items, calls, reserved, refusedAdmitted, iterationsAdmitted, continues);
-        held.forEach(list -> list.forEach(uuid -> {
-            ledger.hold(uuid, 1);
-            step.held.add(uuid);
-        }));
-        items.forEach(item -> inSteps.merge(item.request().requestId, 1, Integer::sum));
-        return step;
+    private int batchLimit(Scheduler.Key key) {
+        return Math.min(settings.maxBatchSize(), kernels.model(key.model()).kernel(key.node()).maxBatchSize());
     }
 
     /**
@@ -267,7 +185,7 @@ final class StepPipeline {
         }
         Step next;
         try {
-            next = build(items, continuations, iterations);
+            next = track(builder.build(items, continuations, iterations));
         } catch (RuntimeException e) {
             log.warn("speculating on step {} of {} failed; the eager path goes on: {}", on.seq, on.key.node(),
                     e.toString(), e);
@@ -286,12 +204,16 @@ final class StepPipeline {
             speculatedSteps++;
             lockstep.speculating(on, next);
         } else {
-            takeBack(next);
+            takeBack(next, false);
         }
     }
 
-    /** A speculated step that does not run: its reservations and holds go back, its fresh requests to the ready set. */
-    private void takeBack(Step step) {
+    /**
+     * A speculated step that does not run: its reservations and holds go back, its fresh requests to the ready set
+     * (ahead of those that became ready since, when the step was {@code withdrawn} to be built again with them).
+     */
+    private void takeBack(Step step, boolean withdrawn) {
+        List<ReadyItem> fresh = new ArrayList<>();
         for (int i = 0; i < step.items.size(); i++) {
             ReadyItem item = step.items.get(i);
             if (step.kv != null && step.kv.get(i) != null) {
@@ -299,13 +221,19 @@ final class StepPipeline {
             }
             if (step.continues[i] == null) {
                 if (engine.live(item.request()) && item.request().schedulable()) {
-                    scheduler.add(item);
+                    fresh.add(item);
                 } else {
                     item.node().queued = false;
                 }
             }
         }
-        voidedCalls += step.items.size();
+        if (withdrawn) {
+            scheduler.addFirst(fresh);
+            speculatedSteps--; // not submitted after all
+        } else {
+            fresh.forEach(scheduler::add);
+            voidedCalls += step.items.size();
+        }
         release(step);
     }
 
@@ -334,7 +262,7 @@ final class StepPipeline {
             }
         } finally {
             if (next != null && next.voided) {
-                takeBack(next);
+                takeBack(next, false);
             } else if (next != null) {
                 for (int j = 0; j < next.items.size(); j++) {
                     if (next.dropped[j] && next.kv != null && next.kv.get(j) != null) {

@@ -72,6 +72,17 @@ final class StepThread implements StepExecutor {
         }
     }
 
+    @Override
+    public boolean withdraw(Step on, Step next) {
+        synchronized (lock) {
+            if (running != on || queued != next) {
+                return false;
+            }
+            queued = null;
+            return true;
+        }
+    }
+
     private void runFrom(Step first) {
         Step step = first;
         while (step != null) {

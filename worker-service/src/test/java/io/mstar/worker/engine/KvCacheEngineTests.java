@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
@@ -96,9 +98,21 @@ class KvCacheEngineTests extends ToyWorkers {
     }
 
     /** The toy node: one int32 per token in its slot. */
-    static final class ToyLm implements KvCacheKernel {
+    static class ToyLm implements KvCacheKernel {
 
         private final boolean recordsFeeds;
+
+        /** A toy lm whose every step first shows its calls to {@code seen}, then lasts at least {@code nanos}. */
+        static ToyLm pausing(long nanos, Consumer<List<NodeCall>> seen) {
+            return new ToyLm() {
+                @Override
+                public List<NodeResult> forward(Device device, List<NodeCall> batch, List<KvStep> steps) {
+                    seen.accept(batch);
+                    LockSupport.parkNanos(nanos);
+                    return super.forward(device, batch, steps);
+                }
+            };
+        }
 
         /** A kernel the engine may preempt by recompute. */
         ToyLm() {

@@ -106,8 +106,11 @@ class KvCachesTests {
         Recording kernel = new Recording();
         forward(caches, "m", "lm", kernel, device, List.of(call("r1", 2))); // one full page of 2
         NodeResult[] refused = new NodeResult[1];
-        List<KvStep> next = caches.reserveInHeldPages("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1});
-        assertThat(next.get(0)).as("a speculated step takes no page").isNull();
+        List<KvStep> next = caches.reserveSpeculated("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1},
+                false);
+        assertThat(next.get(0)).as("a speculated step told to take no free page").isNull();
+        assertThat(caches.reserveSpeculated("m", "lm", kernel, device, List.of(call("new", 1)), new int[] {1}, true))
+                .as("nor one for a request new here").containsOnlyNulls();
         next = caches.reserve("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1}, refused,
                 new boolean[1], busy::contains);
         assertThat(caches.stats().get("m/lm").pagesInUse()).isEqualTo(2);
@@ -121,6 +124,26 @@ class KvCachesTests {
         caches.rollback("m", "lm", again.get(0));
         caches.rollback("m", "lm", again.get(0)); // a second rollback finds the sequence moved on: nothing changes
         assertThat(caches.stats().get("m/lm").pagesInUse()).isEqualTo(1);
+        caches.release("r1");
+        assertThat(caches.stats().get("m/lm").pagesInUse()).isZero();
+    }
+
+    @Test
+    void aSpeculatedReservationTakesFreePagesOnlyWhenAllowedAndGivesThemBackOnRollback() {
+        Recording kernel = new Recording();
+        forward(caches, "m", "lm", kernel, device, List.of(call("r1", 2))); // one full page of 2
+        List<KvStep> next = caches.reserveSpeculated("m", "lm", kernel, device, List.of(call("r1", 1)), new int[] {1},
+                true);
+        assertThat(next.get(0).firstPosition()).isEqualTo(2);
+        assertThat(caches.stats().get("m/lm").pagesInUse()).as("a free page taken").isEqualTo(2);
+        forward(caches, "m", "lm", kernel, device, List.of(call("r2", 2))); // the pool's last page
+        assertThat(caches.reserveSpeculated("m", "lm", kernel, device, List.of(call("r2", 1)), new int[] {1}, true))
+                .as("no page free, and no victim moved for one").containsOnlyNulls();
+
+        caches.rollback("m", "lm", next.get(0));
+
+        assertThat(caches.stats().get("m/lm").pagesInUse()).as("and given back").isEqualTo(2);
+        caches.release("r2");
         caches.release("r1");
         assertThat(caches.stats().get("m/lm").pagesInUse()).isZero();
     }

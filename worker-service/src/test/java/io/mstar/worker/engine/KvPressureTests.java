@@ -23,10 +23,14 @@ import io.mstar.worker.kernel.ModelKernels;
  */
 class KvPressureTests extends ToyLmWorkers {
 
+    /**
+     * The toy lm with steps of at least a millisecond: a wait for pages lasts a step or more, long enough for the
+     * gauge's sampler to see it however the threads of a busy machine are scheduled.
+     */
     @Override
     ModelKernels kernels() {
         return new ModelKernels(KvCacheEngineTests.MODEL, Map.of(KvCacheEngineTests.LM,
-                new KvCacheEngineTests.ToyLm()));
+                KvCacheEngineTests.ToyLm.pausing(1_000_000, batch -> { })));
     }
 
     /**

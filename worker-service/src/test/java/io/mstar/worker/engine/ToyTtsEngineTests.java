@@ -225,6 +225,33 @@ class ToyTtsEngineTests {
     }
 
     /**
+     * With speculation on, a chain of speculated decode steps never ends while two requests whose passes end at
+     * different steps keep coming back; a new request's prefill (another walk) breaks it at once rather than waiting
+     * for both to finish.
+     */
+    @Test
+    void aNewRequestsPrefillIsNotKeptWaitingBehindSpeculatedDecodeSteps() throws Exception {
+        EngineProperties speculated = EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.ON);
+        try (TtsHarness h = new TtsHarness(dir, TtsHarness.DISAGGREGATED, d -> ToyTtsKernels.host(),
+                () -> new HostDevice(HostDevice.NAME, 64 << 20), speculated)) {
+            h.start("long-a", "first".getBytes(StandardCharsets.UTF_8), 400, NO_EOS, 1L);
+            h.pumpUntil(() -> h.runs.get("long-a").text.size() >= 8);
+            h.start("long-b", "second".getBytes(StandardCharsets.UTF_8), 400, NO_EOS, 2L);
+            h.pumpUntil(() -> h.runs.get("long-b").text.size() >= 8);
+            h.start("late", "third".getBytes(StandardCharsets.UTF_8), 4, NO_EOS, 3L);
+            h.pumpUntil(() -> h.runs.get("late").lmDone);
+            int a = h.runs.get("long-a").text.size();
+            int b = h.runs.get("long-b").text.size();
+            h.pumpUntilRemoved();
+
+            assertThat(out(h.runs.get("late")).text()).hasSize(4);
+            assertThat(Math.min(a, b)).as("tokens of the long requests when the late one was done").isLessThan(400);
+            assertThat(out(h.runs.get("long-a")).text()).hasSize(400);
+            assertThat(out(h.runs.get("long-b")).text()).hasSize(400);
+        }
+    }
+
+    /**
      * Page pressure with no host pool (docs/streaming-and-kv.md#preemption-by-recompute): 6 requests of 5 pages each on
      * an lm pool of 12 pages. Stuck requests are preempted by recompute, their KV recomputed from their fed tokens, and
      * each gets the text and audio it gets on a pool that holds them all.

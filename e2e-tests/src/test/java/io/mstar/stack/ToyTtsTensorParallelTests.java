@@ -39,7 +39,7 @@ class ToyTtsTensorParallelTests {
     @RegisterExtension
     static final LocalStackExtension STACK = LocalStackExtension.withWorkers(3)
             .deploymentFile("examples/toy-tts-tp2.yaml").backToBaselineAfterEach(SETTLE)
-            // speculation under TP on the real stack (off is the host default, which the in-process tests also cover)
+            // speculation under TP on the real stack, whatever the default (the in-process tests also cover it off)
             .serviceArgs("--mstar.worker.engine.speculation=on");
 
     /** One reader thread per stream: the common pool has one thread on two cores. */

@@ -47,9 +47,12 @@ public record EngineProperties(@DefaultValue("64") int maxBatchSize, @DefaultVal
     public enum Speculation {
         AUTO, ON, OFF;
 
-        /** Whether a worker on a device of {@code kind} speculates. */
+        /**
+         * Whether a worker on a device of {@code kind} speculates: {@code auto} does on both kinds, where it beat
+         * steps on the loop and the pipeline without it (benchmarks/README.md#serving-efficiency).
+         */
         public boolean enabled(DeviceKind kind) {
-            return this == ON || this == AUTO && kind == DeviceKind.CUDA;
+            return this == ON || this == AUTO && (kind == DeviceKind.CUDA || kind == DeviceKind.HOST);
         }
     }
 

@@ -57,6 +57,15 @@ class KvCacheEngineTests extends ToyWorkers {
         return toyLm();
     }
 
+    /**
+     * The page counts below are exact: without speculation, whose step after a loop's last may take a free page that
+     * it gives back once the loop ended (docs/worker-runtime.md#speculation).
+     */
+    @Override
+    EngineProperties engineSettings() {
+        return EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.OFF);
+    }
+
     /** {@code lm} in a loop of {@link #MAX_ITERS} feeding its token back. */
     static ModelGraph toyLm() {
         GraphNode lm = new GraphNode(LM, Set.of("tok"), List.of(new GraphEdge(LM, "tok", List.of()),

@@ -198,6 +198,18 @@ public final class KvCaches implements AutoCloseable {
         }
     }
 
+    /** Whether {@code tokens[i]} more positions for each call fit the node's free device pages, reserving nothing. */
+    boolean fitFreePages(String model, String node, KvCacheKernel kernel, Device device, List<NodeCall> calls,
+            int[] tokens) {
+        KvCache cache = cacheFor(model, node, kernel, device).cache;
+        long need = 0;
+        for (int i = 0; i < calls.size(); i++) {
+            String id = calls.get(i).requestId();
+            need += cache.contains(id) ? cache.devicePagesNeeded(id, tokens[i]) : cache.layout().pagesFor(tokens[i]);
+        }
+        return need <= cache.freePages();
+    }
+
     /**
      * A speculated step's reservations: positions within pages the request holds on the device, or, with
      * {@code takeFree}, in pages free now (no victim is ever moved for them); a call that does not fit so, or whose

@@ -112,10 +112,13 @@ final class Lockstep {
      * The next batch: a follower batch ({@link LockstepFollower#next}), else the scheduler's choice among the keys
      * this worker schedules itself; empty when nothing is ready. The role of the batch's key is known from here on:
      * {@link #busy} and {@link #inLockstep} read it while the batch is built, runs and waits for pages.
+     *
+     * @param fitsFreePages whether ready items' calls fit the free KV pages: a follower batch runs whole or waits
      */
-    Batch next(Scheduler scheduler, ToIntFunction<Scheduler.Key> limit) {
+    Batch next(Scheduler scheduler, ToIntFunction<Scheduler.Key> limit, Predicate<List<ReadyItem>> fitsFreePages) {
         owner.check();
-        Batch led = follower.idle() ? null : follower.next(scheduler, scheduler.hasWork(this::followed));
+        Batch led = follower.idle() ? null
+                : follower.next(scheduler, scheduler.hasWork(this::followed), fitsFreePages);
         Batch batch = led != null ? led : new Batch(scheduler.next(limit, this::followed), null);
         if (!batch.items().isEmpty()) {
             role(batch.items().get(0));

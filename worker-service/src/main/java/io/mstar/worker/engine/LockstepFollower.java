@@ -3,6 +3,7 @@ package io.mstar.worker.engine;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -80,6 +81,11 @@ final class LockstepFollower {
         }
     };
     private boolean lastRanFollowerBatch;
+    /**
+     * Heads whose requests were all ready but did not fit the free KV pages, with {@link KvCaches#pagesFreedEvents()}
+     * then: a removal relayed behind the batch frees them (pages the leader took over before its batch).
+     */
+    private final Map<Queued, Long> waitingForPages = new IdentityHashMap<>();
 
     LockstepFollower(OwnerThread owner, Map<String, WorkerRequest> requests, KvCaches kv, EngineMeters meters,
             java.time.Duration timeout, LongSupplier clock, Predicate<String> gone, Consumer<WorkerRequest> remove,
@@ -105,7 +111,8 @@ final class LockstepFollower {
         owner.check();
         for (ArrayDeque<Queued> fifo : fifos.values()) {
             Queued head = fifo.peek();
-            if (head != null && (satisfiable(scheduler, effective(head.schedule())) || expired(head))) {
+            if (head != null && (satisfiable(scheduler, effective(head.schedule())) && !stillNoPages(head)
+                    || expired(head))) {
                 return true;
             }
         }
@@ -135,7 +142,7 @@ final class LockstepFollower {
      * left here is skipped: the leader decides, and the rest still run). After a follower batch, a worker that has
      * work of its own ({@code ownWork}) does that first.
      */
-    Lockstep.Batch next(Scheduler scheduler, boolean ownWork) {
+    Lockstep.Batch next(Scheduler scheduler, boolean ownWork, Predicate<List<ReadyItem>> fitsFreePages) {
         owner.check();
         if (lastRanFollowerBatch && ownWork) {
             lastRanFollowerBatch = false;
@@ -149,18 +156,20 @@ final class LockstepFollower {
             ScheduleTPNode head = effective(queued.schedule());
             if (head == VOIDED) {
                 fifo.poll();
+                waitingForPages.remove(queued);
                 ran(queued.schedule()); // the leader never runs it: removals waiting for it go on
                 log.debug("speculative batch {} of {} voided: batch {} threw", queued.schedule().specSeq(),
                         queued.schedule().nodeName(), queued.schedule().specFromSeq());
                 release();
                 continue;
             }
-            if (expired(queued) && (head == null || !satisfiable(scheduler, head))) {
+            if (expired(queued) && (head == null || !satisfiable(scheduler, head) || stillNoPages(queued))) {
                 // the leader's collectives for it have timed out: its requests fail there, and their removals follow;
                 // its moves were made on the leader all the same
                 ScheduleTPNode dropped = queued.schedule();
                 replay(dropped);
                 fifo.poll();
+                waitingForPages.remove(queued);
                 closed.put(dropped.specSeq(), new Closed(true, dropped.requestIds(), Set.of()));
                 meters.lockstepAnomaly(EngineMeters.DROPPED_BATCH, 1);
                 log.warn("batch {} of {} dropped: not every request it names was ready here within {} ms{}",
@@ -176,11 +185,18 @@ final class LockstepFollower {
             if (live == null || !replay(head)) {
                 continue; // a NewRequest has not come yet, or a move of the leader's cannot be made here yet (no room)
             }
-            List<ReadyItem> items = live.ids().isEmpty() ? List.of() : scheduler.takeExactly(
-                    new Scheduler.Key(live.model(), head.nodeName(), head.graphWalk()), live.ids());
-            if (items == null) {
+            Scheduler.Key key = new Scheduler.Key(live.model(), head.nodeName(), head.graphWalk());
+            List<ReadyItem> ready = live.ids().isEmpty() ? List.of() : scheduler.peekExactly(key, live.ids());
+            if (ready == null) {
                 continue; // not every request is ready for the node yet
             }
+            if (!ready.isEmpty() && !fitsFreePages.test(ready)) {
+                // the leader ran it on pages of a request whose removal it relayed behind the batch: wait for that
+                waitingForPages.put(queued, kv.pagesFreedEvents());
+                continue;
+            }
+            waitingForPages.remove(queued);
+            List<ReadyItem> items = ready.isEmpty() ? List.of() : scheduler.takeExactly(key, live.ids());
             checkResident(live.model(), head, live.ids());
             fifo.poll();
             ran(queued.schedule()); // also the calls a speculated batch dropped: the leader named them in it
@@ -314,6 +330,12 @@ final class LockstepFollower {
             nodeModels.put(head.nodeName(), model);
         }
         return new Live(model, ids);
+    }
+
+    /** Whether {@code queued} did not fit the free pages, and none were freed since. */
+    private boolean stillNoPages(Queued queued) {
+        Long at = waitingForPages.get(queued);
+        return at != null && at == kv.pagesFreedEvents();
     }
 
     private boolean expired(Queued queued) {

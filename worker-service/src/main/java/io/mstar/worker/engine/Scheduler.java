@@ -110,6 +110,11 @@ final class Scheduler {
         return taken;
     }
 
+    /** What {@link #takeExactly} would take now, or null; takes nothing. */
+    List<ReadyItem> peekExactly(Key key, List<String> requestIds) {
+        return find(key, requestIds);
+    }
+
     /** Whether {@link #takeExactly} would take something now; takes nothing. */
     boolean hasExactly(Key key, List<String> requestIds) {
         return find(key, requestIds) != null;

@@ -47,6 +47,31 @@ final class StepBuilder {
     }
 
     /**
+     * Whether the calls of {@code items} (one node and walk, an eager step's) fit the node's free KV pages as they
+     * are, no victim moved: a tensor-parallel follower runs a leader's batch only whole, and chooses no victim.
+     */
+    boolean fitsFreePages(List<ReadyItem> items) {
+        Scheduler.Key key = Scheduler.key(items.get(0));
+        if (!(kernels.model(key.model()).kernel(key.node()) instanceof KvCacheKernel kvKernel)) {
+            return true;
+        }
+        List<NodeCall> calls = items.stream().map(this::eagerCall).toList();
+        int[] tokens = calls.stream().mapToInt(kvKernel::tokensToAppend).toArray();
+        return kv.fitFreePages(key.model(), key.node(), kvKernel, data.device(), calls, tokens);
+    }
+
+    /** A call of {@code item} with its node's current inputs. */
+    private NodeCall eagerCall(ReadyItem item) {
+        Map<String, Tensor> inputs = new HashMap<>();
+        item.node().current.forEach((name, uuid) -> {
+            if (uuid != WorkerEngine.NO_TENSOR) {
+                inputs.put(name, ledger.tensor(uuid));
+            }
+        });
+        return new NodeCall(item.request().requestId, inputs, item.pass().info, item.pass().position(item.node()));
+    }
+
+    /**
      * A step of {@code items}: each call's inputs from its node's slots (a continuing call: its retained inputs only,
      * the loop-backs come from the step before), each call's KV positions reserved. In a fresh step a call refused
      * pages fails when the step completes and one that has to wait for pages is left out. A speculated step is built
@@ -79,13 +104,10 @@ final class StepBuilder {
                 position = new NestedLoopIndices(List.of(loop.loop.name()), Map.of(loop.loop.name(), at[i]),
                         item.pass().info.fwdIndex());
             } else {
-                item.node().current.forEach((name, uuid) -> {
-                    if (uuid != WorkerEngine.NO_TENSOR) {
-                        inputs.put(name, ledger.tensor(uuid));
-                    }
-                });
+                calls.add(eagerCall(item));
                 at[i] = item.node().loop == null ? -1 : item.node().loop.iteration;
-                position = item.pass().position(item.node());
+                held.add(holds);
+                continue;
             }
             calls.add(new NodeCall(item.request().requestId, inputs, item.pass().info, position));
             held.add(holds);

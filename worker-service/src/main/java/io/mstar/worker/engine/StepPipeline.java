@@ -88,7 +88,7 @@ final class StepPipeline {
         owner.check();
         pageWaits.offer(running != null);
         if (running == null) {
-            Lockstep.Batch batch = lockstep.next(scheduler, this::batchLimit);
+            Lockstep.Batch batch = lockstep.next(scheduler, this::batchLimit, builder::fitsFreePages);
             if (!batch.items().isEmpty()) {
                 Step step;
                 try {

@@ -6,6 +6,11 @@ import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
+import io.mstar.messaging.EntityId;
+import io.mstar.wire.MessageSource;
+import io.mstar.wire.RemoveRequest;
+import io.mstar.wire.WorkerMessage;
+
 /**
  * {@link LockstepEngineTests} on KV pools of 6 pages per rank, which the tests' requests overflow: the leader offloads
  * requests to its host pool and reloads them; each batch carries those moves ({@code resident_delta}) and the follower
@@ -47,6 +52,42 @@ class LockstepKvPressureTests extends LockstepEngineTests {
         }
         System.out.printf("LockstepKvPressureTests: leader %.0f offloads, %.0f reloads; follower %.0f, %.0f%n",
                 offloads[0], reloads[0], offloads[1], reloads[1]);
+    }
+
+    /**
+     * The leader runs a batch on pages that a removed request gave back, and relays that removal behind the batch
+     * (another record key, so it may arrive later): the follower holds the batch until the removal frees the same
+     * pages here, then runs it whole.
+     */
+    @Test
+    void aBatchOnPagesOfARemovedRequestWaitsOnTheFollowerForTheRelayedRemoval() throws Exception {
+        String followerId = EntityId.worker(1).value();
+        KvCacheEngineTests.Req first = new KvCacheEngineTests.Req("first", new int[] {1}, 16, 5L, null);
+        conductor.start(first.id(), List.of(pass(first)));
+        conductor.pumpUntil(() -> conductor.runs.get(first.id()).firsts("out", 0).size() >= 2, TIMEOUT);
+        broker.hold(s -> s.to().equals(followerId) && s.message() instanceof WorkerMessage m
+                && m.body() instanceof RemoveRequest r && r.source() == MessageSource.TP_RANK_0);
+        conductor.abort(first.id());
+        conductor.pumpUntil(() -> leader.requests() == 0, TIMEOUT);
+        // six requests of a page each: the leader's pool holds them all, the follower's only five while "first" is there
+        List<KvCacheEngineTests.Req> six = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            six.add(new KvCacheEngineTests.Req("s" + i, new int[] {i + 2}, 3, 60L + i, null));
+        }
+        six.forEach(r -> conductor.start(r.id(), List.of(pass(r))));
+        conductor.pumpUntil(() -> six.stream().allMatch(r -> kernels.get(0).batches().stream()
+                .anyMatch(b -> b.contains(r.id()))), TIMEOUT);
+        long until = System.nanoTime() + 100_000_000L; // the follower has the batch it cannot fit yet
+        conductor.pumpUntil(() -> System.nanoTime() > until, TIMEOUT);
+        broker.release();
+        conductor.pumpUntilRemoved(TIMEOUT);
+        awaitNoRequestsOnEitherWorker();
+
+        assertFollowersRanTheLeadersBatches("a batch on a removed request's pages");
+        for (KvCacheEngineTests.Req r : six) {
+            assertThat(conductor.runs.get(r.id()).failure).as(r.id()).isNull();
+            assertThat(conductor.runs.get(r.id()).firsts("out", 0)).as(r.id()).isEqualTo(r.expected());
+        }
     }
 
     private static double moves(TestWorker w, String move) {

@@ -76,8 +76,10 @@ final class StepBuilder {
      * the loop-backs come from the step before), each call's KV positions reserved. In a fresh step a call refused
      * pages fails when the step completes and one that has to wait for pages is left out. A speculated step is built
      * whole or not at all: when one call does not fit the pages its request holds or the free ones
-     * ({@link KvCaches#reserveSpeculated}), nothing is speculated, and the next step is built the eager way. The step
-     * holds a reference on each retained input it reads. Null when nothing is left to run.
+     * ({@link KvCaches#reserveSpeculated}), nothing is speculated, and the next step is built the eager way. A
+     * tensor-parallel leader's speculated step, which its followers replay, takes no free page and leaves such a call
+     * out instead. The step holds a reference on each retained input it reads. Null when nothing is
+     * left to run.
      */
     Step build(List<ReadyItem> candidates, List<Step.Continuation> continuations, List<Integer> iterations) {
         Scheduler.Key key = Scheduler.key(candidates.get(0));
@@ -122,10 +124,13 @@ final class StepBuilder {
                         : kvKernel.tokensToAppend(calls.get(i));
             }
             if (speculated) {
-                boolean takeFree = !lockstep.inLockstep(key) && !pageWaits.any();
+                boolean lockstepKey = lockstep.inLockstep(key);
                 reserved = kv.reserveSpeculated(key.model(), key.node(), kvKernel, data.device(), calls, tokens,
-                        takeFree);
-                if (reserved.contains(null)) {
+                        !lockstepKey && !pageWaits.any());
+                for (int i = 0; i < left.length; i++) {
+                    left[i] = reserved.get(i) == null;
+                }
+                if (!lockstepKey && reserved.contains(null)) {
                     // all or nothing: a call left out would wait behind a chain of speculated steps that never ends
                     for (KvStep r : reserved) {
                         if (r != null) {
@@ -146,15 +151,24 @@ final class StepBuilder {
                         lockstep.busy(key, holds));
             }
         }
+        // what is left out waits: a fresh step's calls for pages; a lockstep step's speculated ones the eager way
+        List<Step.Continuation> kept = speculated ? new ArrayList<>(continuations) : null;
         for (int i = items.size() - 1; i >= 0; i--) {
             if (!left[i]) {
                 continue;
             }
-            pageWaits.add(items.get(i));
+            if (!speculated) {
+                pageWaits.add(items.get(i));
+            } else if (kept.get(i) == null) {
+                scheduler.add(items.get(i)); // fresh: back to the ready set, its inputs untouched
+            }
             items.remove(i);
             calls.remove(i);
             held.remove(i);
             reserved.remove(i);
+            if (speculated) {
+                kept.remove(i);
+            }
         }
         if (items.isEmpty()) {
             return null;
@@ -162,7 +176,7 @@ final class StepBuilder {
         int[] admitted = IntStream.range(0, left.length).filter(i -> !left[i]).toArray();
         NodeResult[] refusedAdmitted = Arrays.stream(admitted).mapToObj(i -> refused[i]).toArray(NodeResult[]::new);
         int[] iterationsAdmitted = Arrays.stream(admitted).map(i -> at[i]).toArray();
-        Step.Continuation[] continues = speculated ? continuations.toArray(Step.Continuation[]::new) : null;
+        Step.Continuation[] continues = speculated ? kept.toArray(Step.Continuation[]::new) : null;
         items.forEach(pageWaits::admitted);
         Step step = new Step(seq++, key, kernel, items, calls, reserved, refusedAdmitted, iterationsAdmitted, continues);
         held.forEach(list -> list.forEach(uuid -> {

@@ -21,10 +21,10 @@ import static io.mstar.worker.kernel.tts.ToyTtsWeights.VOCAB;
  * @param block    the first of the rank's consecutive blocks of the {@link ToyTtsWeights#MAX_TP} that the rows of Wo
  *                 and W2 are summed in ({@link LmForward})
  */
-record LmShard(float[] values, ToyTtsWeights.Offsets offsets, int heads, int dims, int ffn, int block) {
+public record LmShard(float[] values, ToyTtsWeights.Offsets offsets, int heads, int dims, int ffn, int block) {
 
     /** The whole model, as one rank: the reference's weights, not copied. */
-    static LmShard whole(ToyTtsWeights weights) {
+    public static LmShard whole(ToyTtsWeights weights) {
         return new LmShard(weights.values(), weights.offsets(), HEADS, D, FFN, 0);
     }
 
@@ -34,7 +34,7 @@ record LmShard(float[] values, ToyTtsWeights.Offsets offsets, int heads, int dim
      *
      * @throws IllegalArgumentException when {@code tpSize} does not split the model or {@code rank} is not in it
      */
-    static LmShard of(ToyTtsWeights weights, int rank, int tpSize) {
+    public static LmShard of(ToyTtsWeights weights, int rank, int tpSize) {
         ToyTtsWeights.checkTpSize(tpSize);
         if (rank < 0 || rank >= tpSize) {
             throw new IllegalArgumentException("rank " + rank + " is not in a group of tp_size " + tpSize);
@@ -70,12 +70,12 @@ record LmShard(float[] values, ToyTtsWeights.Offsets offsets, int heads, int dim
     }
 
     /** Floats of one KV slot: every layer's K and V of the shard's heads. */
-    int slotFloats() {
+    public int slotFloats() {
         return LAYERS * 2 * dims;
     }
 
     /** How many of the {@link ToyTtsWeights#MAX_TP} row blocks of Wo and W2 the rank holds. */
-    int blocks() {
+    public int blocks() {
         return ToyTtsWeights.MAX_TP * dims / D;
     }
 

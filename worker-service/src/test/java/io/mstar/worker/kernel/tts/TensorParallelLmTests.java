@@ -107,7 +107,7 @@ class TensorParallelLmTests {
         }
     }
 
-    private static int[] bits(float[] values) {
+    static int[] bits(float[] values) {
         int[] bits = new int[values.length];
         for (int i = 0; i < values.length; i++) {
             bits[i] = Float.floatToRawIntBits(values[i]);

@@ -45,7 +45,6 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
      * positions (no shared-memory bound), so this is a sizing choice, not a kernel limit.
      */
     public static final int MAX_POSITIONS = 8192;
-    private static final int JOB_INTS = 5;
 
     private final CudaDevice device;
     private final CUfunction forward;
@@ -55,7 +54,7 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
 
     /** Loads the kernels into {@code device} and uploads the weights. */
     public CudaLmBackend(CudaDevice device, ToyTtsWeights model) {
-        String ptx = ptx();
+        String ptx = ptx(PTX_RESOURCE);
         if (ptx == null) {
             throw new DeviceException(DeviceException.Reason.INVALID_ARGUMENT, device.name(), NO_PTX_REASON);
         }
@@ -103,66 +102,24 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
             throw new IllegalArgumentException("KV slots of " + layout.bytesPerToken() + " bytes, the kernel writes "
                     + ToyTtsWeights.BYTES_PER_TOKEN);
         }
-        int tokens = 0;
-        int pageEntries = 0;
-        int rows = 0;
-        for (LmJob job : jobs) {
-            if (job.sequenceLength() > MAX_POSITIONS) {
-                throw new IllegalArgumentException("a sequence of " + job.sequenceLength() + " positions is over the "
-                        + MAX_POSITIONS + " the CUDA kernel attends over");
-            }
-            tokens += job.tokens().length;
-            pageEntries += job.pages().length;
-            rows += job.wantLogits() ? 1 : 0;
-        }
-        int ints = jobs.size() * JOB_INTS + tokens + pageEntries;
-        long logitsOffset = align(ints * 4L);
-        long bytes = logitsOffset + (long) rows * ToyTtsWeights.VOCAB * Float.BYTES;
-        ByteBuffer host = ByteBuffer.allocateDirect(ints * 4).order(ByteOrder.LITTLE_ENDIAN);
-        int tokenAt = jobs.size() * JOB_INTS;
-        int pageAt = tokenAt + tokens;
-        int row = 0;
-        int t = tokenAt;
-        int p = pageAt;
-        for (int j = 0; j < jobs.size(); j++) {
-            LmJob job = jobs.get(j);
-            host.putInt((j * JOB_INTS) * 4, t - tokenAt);
-            host.putInt((j * JOB_INTS + 1) * 4, job.tokens().length);
-            host.putInt((j * JOB_INTS + 2) * 4, job.firstPosition());
-            host.putInt((j * JOB_INTS + 3) * 4, p - pageAt);
-            host.putInt((j * JOB_INTS + 4) * 4, job.wantLogits() ? row++ : -1);
-            for (int id : job.tokens()) {
-                host.putInt(t++ * 4, id);
-            }
-            for (int page : job.pages()) {
-                host.putInt(p++ * 4, page);
-            }
-        }
-        float[][] logits = new float[jobs.size()][];
+        LmJobTable table = LmJobTable.of(jobs, MAX_POSITIONS);
         if (jobs.isEmpty()) {
-            return logits;
+            return new float[0][];
         }
-        DeviceBuffer scratch = device.allocate(bytes);
+        int rows = table.logitRows();
+        long logitsOffset = LmJobTable.align(table.bytes());
+        DeviceBuffer scratch = device.allocate(logitsOffset + (long) rows * ToyTtsWeights.VOCAB * Float.BYTES);
         try {
-            device.copyFromHost(host, scratch, 0);
+            device.copyFromHost(table.host(), scratch, 0);
             long base = scratch.address();
             device.launch(forward, jobs.size(), FORWARD_THREADS, weights.address(), pool.address(), base,
-                    base + tokenAt * 4L, base + pageAt * 4L, base + logitsOffset, layout.pageSize());
+                    base + table.tokenAt() * 4L, base + table.pageAt() * 4L, base + logitsOffset, layout.pageSize());
             ByteBuffer out = ByteBuffer.allocateDirect(Math.max(1, rows * ToyTtsWeights.VOCAB * Float.BYTES))
                     .order(ByteOrder.LITTLE_ENDIAN);
             if (rows > 0) {
                 device.copyToHost(scratch, logitsOffset, out);
             } // else nothing to read back: the step's completion event covers the launch
-            row = 0;
-            for (int j = 0; j < jobs.size(); j++) {
-                if (jobs.get(j).wantLogits()) {
-                    float[] r = new float[ToyTtsWeights.VOCAB];
-                    out.asFloatBuffer().get(row * ToyTtsWeights.VOCAB, r);
-                    logits[j] = r;
-                    row++;
-                }
-            }
-            return logits;
+            return LmJobTable.logits(jobs, out);
         } finally {
             device.free(scratch);
         }
@@ -199,10 +156,6 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
         return device;
     }
 
-    private static long align(long bytes) {
-        return (bytes + 255) / 256 * 256;
-    }
-
     /** Frees the weights; later runs fail. */
     @Override
     public void close() {
@@ -213,8 +166,9 @@ public final class CudaLmBackend implements LmBackend, AutoCloseable {
         }
     }
 
-    static String ptx() {
-        try (InputStream in = CudaLmBackend.class.getResourceAsStream(PTX_RESOURCE)) {
+    /** The PTX resource {@code resource} beside this class, or null when the build had no nvcc. */
+    static String ptx(String resource) {
+        try (InputStream in = CudaLmBackend.class.getResourceAsStream(resource)) {
             return in == null ? null : new String(in.readAllBytes(), StandardCharsets.US_ASCII);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

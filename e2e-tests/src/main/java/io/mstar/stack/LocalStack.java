@@ -81,6 +81,8 @@ public final class LocalStack implements AutoCloseable {
                 List<String> args = new ArrayList<>(common);
                 args.add("--mstar.worker.id=" + n);
                 args.add("--mstar.worker.data.bind-address=" + settings.bindAddress);
+                // the local workers share this machine's GPUs: NCCL refuses two ranks of a group on one GPU
+                args.add("--mstar.worker.tensor-parallel.gpu-collective=shared-memory");
                 workers.add(startService("worker-" + n, settings.layout.workerJar(), port, args));
             }
             awaitReady();

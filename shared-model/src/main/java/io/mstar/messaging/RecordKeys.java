@@ -6,6 +6,7 @@ import io.mstar.wire.FailRequests;
 import io.mstar.wire.RequestScoped;
 import io.mstar.wire.ScheduleTPNode;
 import io.mstar.wire.SetupDone;
+import io.mstar.wire.CollectiveBootstrap;
 import io.mstar.wire.TPNoSpeculation;
 import io.mstar.wire.WorkerMessage;
 
@@ -13,7 +14,8 @@ import io.mstar.wire.WorkerMessage;
  * The record key rule (docs/architecture.md#topics-keys-and-headers). Kafka orders records per partition and partitions
  * by key, so the key is what the protocol needs ordered: one request's messages (the request id); a TP group's batches
  * for one node (the node name, so {@code ScheduleTPNode} and {@code TPNoSpeculation} for it stay in {@code spec_seq}
- * order); a worker's own announcements (its id); the conductor's heartbeat ("conductor").
+ * order); a tensor-parallel group's communicator hand-overs (the collective's name); a worker's own announcements
+ * (its id); the conductor's heartbeat ("conductor").
  */
 public final class RecordKeys {
 
@@ -28,6 +30,9 @@ public final class RecordKeys {
         }
         if (body instanceof TPNoSpeculation noSpeculation) {
             return noSpeculation.nodeName();
+        }
+        if (body instanceof CollectiveBootstrap bootstrap) {
+            return bootstrap.collective();
         }
         if (body instanceof ConductorHeartbeat) {
             return EntityId.CONDUCTOR.value();

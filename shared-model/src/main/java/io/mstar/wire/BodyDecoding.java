@@ -28,6 +28,7 @@ final class BodyDecoding {
 
     static WorkerMessageBody worker(WorkerMessageType type, WireReader r) {
         switch (type) {
+            case COLLECTIVE_BOOTSTRAP: return collectiveBootstrap(r);
             case CONDUCTOR_HEARTBEAT: return conductorHeartbeat(r);
             case DRAIN_REQUEST: return drainRequest(r);
             case INPUT_SIGNALS: return inputSignals(r);
@@ -330,6 +331,24 @@ final class BodyDecoding {
         }
         return new TPNoSpeculation(r.required(node, "node_name"), r.required(walk, "graph_walk"),
                 r.required(specFromSeq, "spec_from_seq"));
+    }
+
+    static CollectiveBootstrap collectiveBootstrap(WireReader r) {
+        r.startObject();
+        String collective = null;
+        Long generation = null;
+        String id = null;
+        String f;
+        while ((f = r.nextField()) != null) {
+            switch (f) {
+                case "collective": collective = r.string(); break;
+                case "generation": generation = r.int64(); break;
+                case "nccl_unique_id": id = r.string(); break;
+                default: r.skip();
+            }
+        }
+        return new CollectiveBootstrap(r.required(collective, "collective"), r.required(generation, "generation"),
+                r.required(id, "nccl_unique_id"));
     }
 
     static UnpersistTensors unpersistTensors(WireReader r) {

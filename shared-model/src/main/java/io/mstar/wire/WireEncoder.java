@@ -74,6 +74,10 @@ final class WireEncoder {
             str("partition_name", b.partitionName());
             g.writeName("loop_stop_times");
             object(b.loopStopTimes(), this::nestedLoopIndices);
+        } else if (body instanceof CollectiveBootstrap b) {
+            str("collective", b.collective());
+            g.writeNumberProperty("generation", b.generation());
+            str("nccl_unique_id", b.ncclUniqueId());
         } else if (body instanceof TPNoSpeculation) {
             TPNoSpeculation b = (TPNoSpeculation) body;
             str("node_name", b.nodeName());

@@ -8,6 +8,7 @@ import java.util.Map;
  * The {@link #value()} is what travels in {@code message_type}: names may change, values never.
  */
 public enum WorkerMessageType {
+    COLLECTIVE_BOOTSTRAP("collective_bootstrap", CollectiveBootstrap.class),
     CONDUCTOR_HEARTBEAT("conductor_heartbeat", ConductorHeartbeat.class),
     DRAIN_REQUEST("drain_request", DrainRequest.class),
     INPUT_SIGNALS("input_signals", InputSignals.class),

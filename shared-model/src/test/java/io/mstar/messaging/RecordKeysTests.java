@@ -8,6 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import io.mstar.wire.AbortRequest;
+import io.mstar.wire.CollectiveBootstrap;
 import io.mstar.wire.ConductorHeartbeat;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.DrainRequest;
@@ -35,6 +36,8 @@ class RecordKeysTests {
     @Test
     void conductorHeartbeatIsKeyedByTheConductor() {
         assertThat(RecordKeys.of(WorkerMessage.of(new ConductorHeartbeat(2000)))).isEqualTo("conductor");
+        assertThat(RecordKeys.of(WorkerMessage.of(CollectiveBootstrap.of("mstar.toy-tts.g1.i0", 1,
+                new byte[CollectiveBootstrap.NCCL_UNIQUE_ID_BYTES])))).isEqualTo("mstar.toy-tts.g1.i0");
     }
 
     @Test

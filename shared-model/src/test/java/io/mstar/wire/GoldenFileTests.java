@@ -81,7 +81,7 @@ class GoldenFileTests {
     @Test
     void wireValuesOfEveryTypeArePinned() {
         assertThat(Arrays.stream(WorkerMessageType.values()).map(WorkerMessageType::value))
-                .containsExactly("conductor_heartbeat", "drain_request", "input_signals", "new_request", "remove_request", "schedule_tp",
+                .containsExactly("collective_bootstrap", "conductor_heartbeat", "drain_request", "input_signals", "new_request", "remove_request", "schedule_tp",
                         "stop_loops", "tensor_received", "tp_no_spec", "unpersist");
         assertThat(Arrays.stream(ConductorMessageType.values()).map(ConductorMessageType::value))
                 .containsExactly("abort_request", "fail_requests", "new_request", "reads_done", "result_tensors",

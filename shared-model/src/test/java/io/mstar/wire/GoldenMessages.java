@@ -71,6 +71,11 @@ final class GoldenMessages {
 
     static Map<WorkerMessageType, WorkerMessage> worker() {
         Map<WorkerMessageType, WorkerMessage> m = new EnumMap<>(WorkerMessageType.class);
+        byte[] id = new byte[CollectiveBootstrap.NCCL_UNIQUE_ID_BYTES];
+        for (int i = 0; i < id.length; i++) {
+            id[i] = (byte) (i * 37 + 5);
+        }
+        put(m, CollectiveBootstrap.of("mstar.toy-tts.g1.i0", 3, id));
         put(m, new ConductorHeartbeat(2000));
         put(m, new DrainRequest("req-7f3a", MessageSource.TP_RANK_0, RequestOutcome.ABORTED));
         put(m, new InputSignals("req-7f3a", List.of(edge()), requestInfo(), "speech",

@@ -210,6 +210,17 @@ class MalformedInputTests {
     }
 
     @Test
+    void anNcclUniqueIdThatIsNotBase64Of128BytesIsAnInvalidValue() {
+        WireFormatException shortId = workerFailure("{\"message_type\": \"collective_bootstrap\", \"body\": {"
+                + "\"collective\": \"c\", \"generation\": 1, \"nccl_unique_id\": \"AAAAAA==\"}}");
+        assertFailure(shortId, Reason.INVALID_VALUE, "$.body");
+        assertThat(shortId.getMessage()).contains("nccl_unique_id holds 4 bytes, not 128");
+        assertFailure(workerFailure("{\"message_type\": \"collective_bootstrap\", \"body\": {"
+                + "\"collective\": \"c\", \"generation\": 1, \"nccl_unique_id\": \"not base64!\"}}"),
+                Reason.INVALID_VALUE, "$.body");
+    }
+
+    @Test
     void aMalformedPairIsAnInvalidValue() {
         assertFailure(workerFailure("{\"message_type\": \"unpersist\", \"body\": {\"request_id\": \"r\","
                 + " \"uuid_to_ref_count\": [[1, 2, 3]]}}"), Reason.INVALID_VALUE, "$.body.uuid_to_ref_count[0]");

@@ -50,6 +50,8 @@ final class RandomMessages {
     WorkerMessageBody workerBody(WorkerMessageType type) {
         largeLeft = 1;
         switch (type) {
+            case COLLECTIVE_BOOTSTRAP:
+                return new CollectiveBootstrap(str(), anyLong(), base64(CollectiveBootstrap.NCCL_UNIQUE_ID_BYTES));
             case CONDUCTOR_HEARTBEAT: return new ConductorHeartbeat(1 + rnd.nextInt(60_000));
             case DRAIN_REQUEST: {
                 int o = rnd.nextInt(RequestOutcome.values().length + 1);

@@ -2,6 +2,7 @@ package io.mstar.worker.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
@@ -27,11 +28,19 @@ import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.onnx.OnnxModelKernels;
 import io.mstar.worker.kernel.tts.ToyTtsKernels;
 import io.mstar.worker.resident.ResidentRefusals;
-import io.mstar.worker.tp.RejoiningCollective;
+import io.mstar.worker.tp.NcclBootstraps;
+import io.mstar.worker.tp.TensorParallelProperties;
 
 /** The engine loop, its engine and data plane, and what they publish. */
 @Configuration(proxyBeanMethods = false)
 class EngineConfiguration {
+
+    /** Where this worker, a follower of a GPU tensor-parallel group, receives its leader's NCCL unique ids. */
+    @Bean
+    NcclBootstraps ncclBootstraps(DeploymentConfig config, ControlIdentity identity, Topics topics) {
+        return new NcclBootstraps(TensorParallelGroups.of(config, identity.self(), ToyTtsModel.NAME)
+                .filter(rank -> rank.rank() > 0).map(rank -> Set.of(rank.collectiveName(topics))).orElse(Set.of()));
+    }
 
     @Bean
     SetupDoneAcks setupDoneAcks() {
@@ -46,13 +55,14 @@ class EngineConfiguration {
     @Bean(destroyMethod = "close")
     KernelCatalog kernelCatalog(WorkerDataPlane data, DeploymentConfig config, ControlIdentity identity,
             MiniLmProperties minilm, ResidentProperties resident, MeterRegistry registry, EngineProperties engine,
-            Topics topics) {
-        TensorParallelGroups.refuseUnsupported(config, identity.self(), data.device().kind());
+            Topics topics, TensorParallelProperties tp, Outbox outbox, NcclBootstraps bootstraps) {
+        TensorParallelGroups.refuseUnsupported(config, identity.self());
         List<ModelKernels> models = new ArrayList<>();
         models.add(WorkerDevices.counterKernels(data.device()));
         models.add(TensorParallelGroups.of(config, identity.self(), ToyTtsModel.NAME)
-                .map(rank -> ToyTtsKernels.tensorParallel(data.device(), new RejoiningCollective(
-                        rank.collective(topics, engine.lockstepTimeout()), data.device(), rank.setup(config, engine))))
+                .map(rank -> ToyTtsKernels.tensorParallel(data.device(), RankCollectives.of(rank, config,
+                        data.device(), tp, engine.lockstepTimeout(), rank.setup(config, engine), topics, outbox,
+                        bootstraps)))
                 .orElseGet(() -> ToyTtsKernels.forDevice(data.device(), resident.settings(), registry)));
         WorkerDevices.miniLmKernels(data.device(), config, identity.self(), minilm.cuda()).ifPresent(models::add);
         models.addAll(OnnxModelKernels.forWorker(config, identity.self().workerOrdinal()));

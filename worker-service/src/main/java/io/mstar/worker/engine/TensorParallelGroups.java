@@ -11,14 +11,13 @@ import io.mstar.messaging.EntityId;
 import io.mstar.messaging.Topics;
 import io.mstar.model.ToyTtsModel;
 import io.mstar.tensor.collective.SharedMemoryCollectiveSettings;
-import io.mstar.tensor.device.DeviceKind;
 import io.mstar.worker.kernel.tts.ToyTtsWeights;
 
 /**
  * This worker's places in the deployment's node groups of {@code tp_size} > 1 (docs/tensor-parallelism.md): which
  * rank it is of which instance, and the group's collective. The engine runs such nodes in lockstep ({@link Lockstep});
- * a node kernel shards only where one exists: the toy-tts {@code lm}, on host devices, whose ranks meet in a
- * shared-memory collective. A worker placed in any other group refuses to start, naming the key.
+ * a node kernel shards only where one exists: the toy-tts {@code lm}, on host devices or GPUs, whose ranks meet in the
+ * collective of {@link RankCollectives}. A worker placed in any other group refuses to start, naming the key.
  */
 public final class TensorParallelGroups {
 
@@ -31,6 +30,16 @@ public final class TensorParallelGroups {
         /** The collective's name: unique per deployment (topic prefix), model, group and instance. */
         public String collectiveName(Topics topics) {
             return topics.prefix() + "." + model + ".g" + group + ".i" + instance;
+        }
+
+        /** The other ranks of this worker's instance, in rank order, when this worker is rank 0; else none. */
+        public List<EntityId> followers(DeploymentConfig config) {
+            if (rank != 0) {
+                return List.of();
+            }
+            ModelConfig m = config.models().stream().filter(c -> c.name().equals(model)).findFirst().orElseThrow();
+            List<Integer> workers = m.nodeGroups().get(group).workers();
+            return workers.subList(instance * size + 1, (instance + 1) * size).stream().map(EntityId::worker).toList();
         }
 
         public SharedMemoryCollectiveSettings collective(Topics topics, Duration timeout) {
@@ -71,11 +80,10 @@ public final class TensorParallelGroups {
 
     /**
      * Throws {@link EngineException} ({@code UNSUPPORTED_GRAPH}) when {@code self} is a rank of a group of tp_size > 1
-     * whose nodes have no sharded kernel here: anything but the toy-tts {@code lm}, a tp_size that does not split
-     * it, or a device other than the host (the GPU ranks' NCCL communicator is not bootstrapped over the control plane
-     * yet).
+     * whose nodes have no sharded kernel here: anything but the toy-tts {@code lm}, or a tp_size that does not split
+     * it. Host and GPU ranks alike ({@link RankCollectives}).
      */
-    static void refuseUnsupported(DeploymentConfig config, EntityId self, DeviceKind device) {
+    static void refuseUnsupported(DeploymentConfig config, EntityId self) {
         for (int m = 0; m < config.models().size(); m++) {
             ModelConfig model = config.models().get(m);
             for (int g = 0; g < model.nodeGroups().size(); g++) {
@@ -94,12 +102,6 @@ public final class TensorParallelGroups {
                 } catch (IllegalArgumentException e) {
                     throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, key + ".tp_size: "
                             + e.getMessage());
-                }
-                if (device != DeviceKind.HOST) {
-                    throw new EngineException(EngineException.Reason.UNSUPPORTED_GRAPH, key + ".tp_size: "
-                            + group.tpSize() + " places " + self.value() + " on a tensor-parallel group, and its device is "
-                            + device + ": GPU ranks (NCCL) are not bootstrapped yet; use mstar.worker.device=host or "
-                            + "tp_size 1 (docs/tensor-parallelism.md)");
                 }
             }
         }

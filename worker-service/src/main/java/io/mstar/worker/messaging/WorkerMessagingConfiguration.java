@@ -28,6 +28,7 @@ import io.mstar.wire.WorkerMessage;
 import io.mstar.wire.WorkerMessageType;
 import io.mstar.worker.engine.EngineLoop;
 import io.mstar.worker.engine.WorkerProperties;
+import io.mstar.worker.tp.NcclBootstraps;
 
 /**
  * The worker's own part of the control plane; the shared part (topics, producer, sender, dead-lettering inbox
@@ -66,8 +67,9 @@ class WorkerMessagingConfiguration {
 
     @Bean
     ConcurrentMessageListenerContainer<String, WorkerMessage> workerInboxContainer(ControlInboxes inboxes, Topics topics,
-            ControlIdentity identity, WireCodec codec, ControlPlaneMeters meters, EngineLoop loop) {
+            ControlIdentity identity, WireCodec codec, ControlPlaneMeters meters, EngineLoop loop,
+            NcclBootstraps bootstraps) {
         return inboxes.container(topics.inbox(identity.self()), () -> ControlMessageDeserializer.worker(codec, identity.config()),
-                new WorkerInbox(loop, meters));
+                new WorkerInbox(loop, bootstraps, meters));
     }
 }

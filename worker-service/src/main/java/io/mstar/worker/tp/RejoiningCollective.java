@@ -2,6 +2,8 @@ package io.mstar.worker.tp;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import io.mstar.tensor.collective.Collective;
 import io.mstar.tensor.collective.CollectiveException;
@@ -12,8 +14,9 @@ import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.DeviceBuffer;
 
 /**
- * A worker's place in its tensor-parallel group's shared-memory collective, joined at the first call and joined again
- * after a failure (docs/tensor-parallelism.md#a-lost-rank): a call that fails (a peer lost: TIMEOUT; ABORTED) ends the
+ * A worker's place in its tensor-parallel group's collective, joined at the first call and joined again after a
+ * failure: the shared-memory collective of host ranks (staged through the host for GPU ranks without NCCL), or an
+ * NCCL communicator whose unique id rank 0 hands over ({@link NcclJoin}) (docs/tensor-parallelism.md#a-lost-rank): a call that fails (a peer lost: TIMEOUT; ABORTED) ends the
  * group for every rank, so this rank drops it, and its next call joins a new one, which rank 0 makes when its own next
  * call comes. The step that failed fails its requests; the group serves the next batch once every rank is back. At
  * each join the ranks check that they are set up alike (a follower replays the leader's KV moves on pools of its own).
@@ -21,10 +24,12 @@ import io.mstar.tensor.device.DeviceBuffer;
  */
 public final class RejoiningCollective implements Collective {
 
-    private final SharedMemoryCollectiveSettings settings;
+    private final int rank;
+    private final int size;
+    private final Supplier<Collective> join;
     private final Device device;
     private final String setup;
-    private SharedMemoryCollective group;
+    private Collective group;
     private long joins;
 
     /** A rank that checks nothing of its peers' settings at a join (tests of the collective itself). */
@@ -39,19 +44,29 @@ public final class RejoiningCollective implements Collective {
      *              instead of drifting apart later
      */
     public RejoiningCollective(SharedMemoryCollectiveSettings settings, Device device, String setup) {
-        this.settings = settings;
+        this(settings.rank(), settings.size(), () -> SharedMemoryCollective.join(settings), device, setup);
+    }
+
+    /**
+     * @param join makes and joins the group's next collective (blocking, bounded), on the rank's step thread
+     * @param device the rank's device: the join's check meets its peers' there, in buffers the collective takes
+     */
+    public RejoiningCollective(int rank, int size, Supplier<Collective> join, Device device, String setup) {
+        this.rank = rank;
+        this.size = size;
+        this.join = join;
         this.device = device;
         this.setup = setup;
     }
 
     @Override
     public int rank() {
-        return settings.rank();
+        return rank;
     }
 
     @Override
     public int size() {
-        return settings.size();
+        return size;
     }
 
     /** Times this rank joined its group: 1 after the first call, one more after every failure. */
@@ -59,9 +74,9 @@ public final class RejoiningCollective implements Collective {
         return joins;
     }
 
-    private SharedMemoryCollective joined() {
+    private Collective joined() {
         if (group == null) {
-            group = SharedMemoryCollective.join(settings);
+            group = join.get();
             joins++;
             if (device != null) {
                 checkSetup(group);
@@ -74,8 +89,7 @@ public final class RejoiningCollective implements Collective {
      * Every rank's {@link #setup}'s hash, all-gathered: a rank whose differs from rank 0's makes every rank fail. The
      * group is closed, not aborted, so that every peer completes the gather and finds the difference itself.
      */
-    private void checkSetup(SharedMemoryCollective g) {
-        int size = settings.size();
+    private void checkSetup(Collective g) {
         DeviceBuffer hashes = device.allocate((long) size * Long.BYTES);
         int differs = -1;
         try {
@@ -110,7 +124,7 @@ public final class RejoiningCollective implements Collective {
     }
 
     /** Runs {@code operation} on the group, joined first if need be; a failure ends the group for this rank. */
-    private void call(java.util.function.Consumer<SharedMemoryCollective> operation) {
+    private void call(Consumer<Collective> operation) {
         try {
             operation.accept(joined());
         } catch (CollectiveException e) {
@@ -155,7 +169,7 @@ public final class RejoiningCollective implements Collective {
 
     private void drop() {
         if (group != null) {
-            SharedMemoryCollective g = group;
+            Collective g = group;
             group = null;
             g.abort();
             g.close();

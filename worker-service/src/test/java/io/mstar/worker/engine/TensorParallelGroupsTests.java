@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Test;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.Topics;
-import io.mstar.tensor.device.DeviceKind;
 
 class TensorParallelGroupsTests {
 
@@ -45,22 +44,20 @@ class TensorParallelGroupsTests {
     }
 
     @Test
-    void theToyTtsLmShardsOnHostRanks() {
-        assertThatCode(() -> TensorParallelGroups.refuseUnsupported(TP2, EntityId.worker(2), DeviceKind.HOST))
+    void theToyTtsLmShardsOnEveryRank() {
+        assertThatCode(() -> TensorParallelGroups.refuseUnsupported(TP2, EntityId.worker(2)))
                 .doesNotThrowAnyException();
-        assertThatCode(() -> TensorParallelGroups.refuseUnsupported(DeploymentConfig.loadDefault(), EntityId.worker(1),
-                DeviceKind.CUDA)).doesNotThrowAnyException();
+        assertThatCode(() -> TensorParallelGroups.refuseUnsupported(DeploymentConfig.loadDefault(), EntityId.worker(1)))
+                .doesNotThrowAnyException();
     }
 
     @Test
-    void aGpuRankRefusesToStartNamingTheKey() {
-        assertThatThrownBy(() -> TensorParallelGroups.refuseUnsupported(TP2, EntityId.worker(2), DeviceKind.CUDA))
-                .isInstanceOfSatisfying(EngineException.class,
-                        e -> assertThat(e.reason()).isEqualTo(EngineException.Reason.UNSUPPORTED_GRAPH))
-                .hasMessageContaining("models[0].node_groups[1].tp_size: 2")
-                .hasMessageContaining("worker-2");
-        assertThatCode(() -> TensorParallelGroups.refuseUnsupported(TP2, EntityId.worker(0), DeviceKind.CUDA))
-                .doesNotThrowAnyException();
+    void rankZeroKnowsItsFollowersInRankOrderAndAFollowerNone() {
+        assertThat(TensorParallelGroups.of(TP2, EntityId.worker(1), "toy-tts").orElseThrow().followers(TP2))
+                .containsExactly(EntityId.worker(2));
+        assertThat(TensorParallelGroups.of(TP2, EntityId.worker(3), "toy-tts").orElseThrow().followers(TP2))
+                .containsExactly(EntityId.worker(4));
+        assertThat(TensorParallelGroups.of(TP2, EntityId.worker(2), "toy-tts").orElseThrow().followers(TP2)).isEmpty();
     }
 
     @Test
@@ -75,7 +72,7 @@ class TensorParallelGroupsTests {
                         workers: [1, 2, 3]
                         tp_size: 3
                 """, "TensorParallelGroupsTests");
-        assertThatThrownBy(() -> TensorParallelGroups.refuseUnsupported(three, EntityId.worker(1), DeviceKind.HOST))
+        assertThatThrownBy(() -> TensorParallelGroups.refuseUnsupported(three, EntityId.worker(1)))
                 .isInstanceOf(EngineException.class)
                 .hasMessageContaining("models[0].node_groups[1].tp_size")
                 .hasMessageContaining("4 heads");
@@ -91,7 +88,7 @@ class TensorParallelGroupsTests {
                         workers: [0, 1]
                         tp_size: 2
                 """, "TensorParallelGroupsTests");
-        assertThatThrownBy(() -> TensorParallelGroups.refuseUnsupported(counter, EntityId.worker(1), DeviceKind.HOST))
+        assertThatThrownBy(() -> TensorParallelGroups.refuseUnsupported(counter, EntityId.worker(1)))
                 .isInstanceOf(EngineException.class)
                 .hasMessageContaining("models[0].node_groups[0].node_names");
     }

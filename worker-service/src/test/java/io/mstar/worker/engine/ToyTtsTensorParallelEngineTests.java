@@ -71,7 +71,7 @@ class ToyTtsTensorParallelEngineTests {
                 () -> new HostDevice(HostDevice.NAME, 64 << 20), engine);
     }
 
-    private static List<ToyTtsEngineTests.Req> requests(long seed) {
+    static List<ToyTtsEngineTests.Req> requests(long seed) {
         Random random = new Random(seed);
         List<ToyTtsEngineTests.Req> reqs = new ArrayList<>();
         for (String p : new String[] {"Hello there", "a", "", "The quick brown fox", "ünïcödé ✓"}) {
@@ -121,7 +121,7 @@ class ToyTtsTensorParallelEngineTests {
         }
     }
 
-    private static void assertSameOutputs(List<ToyTtsEngineTests.Out> got, List<ToyTtsEngineTests.Out> reference,
+    static void assertSameOutputs(List<ToyTtsEngineTests.Out> got, List<ToyTtsEngineTests.Out> reference,
             String run) {
         assertThat(got).as(run).hasSameSizeAs(reference);
         for (int i = 0; i < reference.size(); i++) {

@@ -26,7 +26,7 @@ import io.mstar.tensor.device.HostDevice;
  */
 class RejoiningCollectiveTests {
 
-    private static final Duration TIMEOUT = Duration.ofSeconds(5);
+    static final Duration TIMEOUT = Duration.ofSeconds(5);
 
     @TempDir
     Path dir;
@@ -72,7 +72,7 @@ class RejoiningCollectiveTests {
         }
     }
 
-    private static Throwable failureOf(Runnable call) {
+    static Throwable failureOf(Runnable call) {
         try {
             call.run();
             return null;
@@ -92,7 +92,7 @@ class RejoiningCollectiveTests {
     }
 
     /** Rank 0's value from {@code a} and rank 1's from {@code b}, run at once; each answers both ranks' values. */
-    private static long[] both(java.util.concurrent.Callable<long[]> a, java.util.concurrent.Callable<long[]> b)
+    static long[] both(java.util.concurrent.Callable<long[]> a, java.util.concurrent.Callable<long[]> b)
             throws Exception {
         CompletableFuture<long[]> first = CompletableFuture.supplyAsync(() -> call(a));
         long[] second = b.call();
@@ -109,7 +109,7 @@ class RejoiningCollectiveTests {
         }
     }
 
-    private static long[] gather(RejoiningCollective collective, HostDevice device, long value) {
+    static long[] gather(RejoiningCollective collective, HostDevice device, long value) {
         DeviceBuffer buffer = device.allocate(2 * Long.BYTES);
         try {
             ByteBuffer own = ByteBuffer.allocateDirect(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(0, value);

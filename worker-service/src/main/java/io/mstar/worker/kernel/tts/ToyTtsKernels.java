@@ -13,6 +13,7 @@ import io.mstar.tensor.device.Device;
 import io.mstar.tensor.device.cuda.CudaDevice;
 import io.mstar.worker.kernel.ModelKernels;
 import io.mstar.worker.kernel.tts.cuda.CudaLmBackend;
+import io.mstar.worker.kernel.tts.cuda.CudaTensorParallelLmBackend;
 import io.mstar.worker.resident.ResidentCudaKernels;
 import io.mstar.worker.resident.ResidentMode;
 import io.mstar.worker.resident.ResidentSettings;
@@ -60,11 +61,21 @@ public final class ToyTtsKernels {
     }
 
     /**
-     * One rank of a tensor-parallel group on a host device (docs/toy-tts.md#tensor-parallelism): {@code lm} keeps this
-     * rank's shard and meets its peers in {@code group}; the codec as everywhere. The collective is closed with the
-     * kernel.
+     * One rank of a tensor-parallel group (docs/toy-tts.md#tensor-parallelism): {@code lm} keeps this rank's shard and
+     * meets its peers in {@code group}, on CUDA on a {@link CudaDevice} when this build carries the PTX, else in Java
+     * (on a GPU through host copies); the codec as everywhere. The collective is closed with the kernel.
      */
     public static ModelKernels tensorParallel(Device device, Collective group) {
+        if (device instanceof CudaDevice cuda && CudaTensorParallelLmBackend.available()) {
+            log.info("kernels: toy-tts lm as rank {} of {} on CUDA ({}) when first used", group.rank(), group.size(),
+                    cuda.name());
+            return withLm(new ToyTtsLmKernel(() -> CudaTensorParallelLmBackend.rank(cuda, ToyTtsWeights.generate(),
+                    group), group));
+        }
+        if (device instanceof CudaDevice) {
+            log.warn("{}; the toy-tts lm's rank {} runs host kernels on {}", CudaTensorParallelLmBackend
+                    .unavailableReason().orElse("no tensor-parallel CUDA kernels"), group.rank(), device.name());
+        }
         log.info("kernels: toy-tts lm as rank {} of {} on {} when first used", group.rank(), group.size(), device.name());
         return withLm(new ToyTtsLmKernel(() -> new TensorParallelLmBackend(ToyTtsWeights.generate(), group, device),
                 group));

@@ -24,9 +24,9 @@ import io.mstar.tensor.device.DeviceKind;
  *                            true); false runs each step on the loop, as a comparison baseline
  *                            (docs/worker-runtime.md#the-step-pipeline)
  * @param speculation         whether the loop builds the next step of a decode loop while the current one runs
- *                            (docs/worker-runtime.md#speculation): {@code auto} (default) on a GPU, where host work
- *                            between steps dominates, and not on a host device, whose step competes with the loop for
- *                            the same cores; {@code on}; {@code off}. Needs the pipeline
+ *                            (docs/worker-runtime.md#speculation): {@code auto} (default) on GPUs and host devices
+ *                            alike, where it beat steps on the loop and the pipeline without it; {@code on}; {@code
+ *                            off}. Needs the pipeline
  * @param kvHostPoolFactor    host pages per device page of each KV cache (default 4): where requests' pages go when
  *                            the device pool runs short (docs/streaming-and-kv.md#offload-and-reload); 0 turns offload
  *                            off. Checked at start-up, and when a cache is first taken against the 2 GiB one host pool

@@ -15,12 +15,12 @@ import io.mstar.tensor.device.DeviceBuffer;
 
 /**
  * A worker's place in its tensor-parallel group's collective, joined at the first call and joined again after a
- * failure: the shared-memory collective of host ranks (staged through the host for GPU ranks without NCCL), or an
- * NCCL communicator whose unique id rank 0 hands over ({@link NcclJoin}) (docs/tensor-parallelism.md#a-lost-rank): a call that fails (a peer lost: TIMEOUT; ABORTED) ends the
- * group for every rank, so this rank drops it, and its next call joins a new one, which rank 0 makes when its own next
- * call comes. The step that failed fails its requests; the group serves the next batch once every rank is back. At
- * each join the ranks check that they are set up alike (a follower replays the leader's KV moves on pools of its own).
- * Single-threaded: the rank's step thread.
+ * failure (docs/tensor-parallelism.md#a-lost-rank): the shared-memory collective of host ranks (staged through the
+ * host for GPU ranks without NCCL), or an NCCL communicator whose unique id rank 0 hands over ({@link NcclJoin}). A
+ * call that fails (a peer lost: TIMEOUT; ABORTED) ends the group for every rank, so this rank drops it, and its next
+ * call joins a new one, which rank 0 makes when its own next call comes. The step that failed fails its requests; the
+ * group serves the next batch once every rank is back. At each join the ranks check that they are set up alike (a
+ * follower replays the leader's KV moves on pools of its own). Single-threaded: the rank's step thread.
  */
 public final class RejoiningCollective implements Collective {
 

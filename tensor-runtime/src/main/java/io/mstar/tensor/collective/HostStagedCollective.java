@@ -51,14 +51,14 @@ public final class HostStagedCollective implements Collective {
     @Override
     public void allReduceSum(DeviceBuffer buffer, long offset, int floats) {
         long bytes = (long) floats * Float.BYTES;
-        HostBuffer b = stage(buffer, offset, 0, bytes);
+        HostBuffer b = stage(CollectiveOperation.ALL_REDUCE_SUM, buffer, offset, 0, bytes);
         host.allReduceSum(b, 0, floats);
         unstage(b, 0, bytes, buffer, offset);
     }
 
     @Override
     public void broadcast(DeviceBuffer buffer, long offset, long bytes) {
-        HostBuffer b = stage(buffer, offset, 0, bytes);
+        HostBuffer b = stage(CollectiveOperation.BROADCAST, buffer, offset, 0, bytes);
         host.broadcast(b, 0, bytes);
         unstage(b, 0, bytes, buffer, offset);
     }
@@ -66,8 +66,8 @@ public final class HostStagedCollective implements Collective {
     @Override
     public void allGather(DeviceBuffer in, long inOffset, DeviceBuffer out, long outOffset, long bytesPerRank) {
         long own = rank() * bytesPerRank;
-        HostBuffer b = grow(size() * bytesPerRank);
-        stage(in, inOffset, own, bytesPerRank);
+        HostBuffer b = grow(CollectiveOperation.ALL_GATHER, size() * bytesPerRank);
+        stage(CollectiveOperation.ALL_GATHER, in, inOffset, own, bytesPerRank);
         host.allGather(b, own, b, 0, bytesPerRank);
         unstage(b, 0, size() * bytesPerRank, out, outOffset);
     }
@@ -92,8 +92,8 @@ public final class HostStagedCollective implements Collective {
     }
 
     /** {@code bytes} at {@code offset} of the rank's {@code from} into the host copy at {@code at}. */
-    private HostBuffer stage(DeviceBuffer from, long offset, long at, long bytes) {
-        HostBuffer b = grow(at + bytes);
+    private HostBuffer stage(CollectiveOperation operation, DeviceBuffer from, long offset, long at, long bytes) {
+        HostBuffer b = grow(operation, at + bytes);
         device.copyToHost(from, offset, window(b, at, bytes));
         return b;
     }
@@ -102,9 +102,9 @@ public final class HostStagedCollective implements Collective {
         device.copyFromHost(window(b, at, bytes), to, offset);
     }
 
-    private HostBuffer grow(long bytes) {
+    private HostBuffer grow(CollectiveOperation operation, long bytes) {
         if (bytes > Integer.MAX_VALUE) {
-            throw new CollectiveException(CollectiveException.Reason.INVALID_ARGUMENT, CollectiveOperation.ALL_GATHER,
+            throw new CollectiveException(CollectiveException.Reason.INVALID_ARGUMENT, operation,
                     rank(), size(), 0, bytes + " bytes in one staged call; the host copy holds at most 2 GiB", null);
         }
         if (buffer == null || buffer.nbytes() < bytes) {

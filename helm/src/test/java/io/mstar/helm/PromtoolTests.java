@@ -80,7 +80,8 @@ class PromtoolTests {
         List<String> alerts = MonitoringFiles.renderedRules(chart).stream().map(r -> (String) r.get("alert")).toList();
 
         assertThat(alerts).containsExactly("MstarE2ELatencyP99OverSLO", "MstarQueueGrowing", "MstarMessagesDeadLettered",
-                "MstarTensorsLiveWhileIdle", "MstarWorkerNotReady", "MstarKafkaConsumerLag", "MstarTensorReadsRejected");
+                "MstarTensorsLiveWhileIdle", "MstarWorkerNotReady", "MstarKafkaConsumerLag", "MstarTensorReadsRejected",
+                "MstarTensorParallelTrouble");
         assertThat(fires).containsExactlyInAnyOrderElementsOf(alerts);
         assertThat(quiet).containsExactlyInAnyOrderElementsOf(alerts);
     }

@@ -62,7 +62,7 @@ class EngineConfiguration {
         models.add(TensorParallelGroups.of(config, identity.self(), ToyTtsModel.NAME)
                 .map(rank -> ToyTtsKernels.tensorParallel(data.device(), RankCollectives.of(rank, config,
                         data.device(), tp, engine.lockstepTimeout(), rank.setup(config, engine), topics, outbox,
-                        bootstraps)))
+                        bootstraps, registry)))
                 .orElseGet(() -> ToyTtsKernels.forDevice(data.device(), resident.settings(), registry)));
         WorkerDevices.miniLmKernels(data.device(), config, identity.self(), minilm.cuda()).ifPresent(models::add);
         models.addAll(OnnxModelKernels.forWorker(config, identity.self().workerOrdinal()));

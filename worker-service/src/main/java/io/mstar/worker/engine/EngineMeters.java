@@ -47,7 +47,11 @@ public final class EngineMeters implements AutoCloseable {
                 "Tensor-parallel follower events that should not happen, by kind: resident_mismatch (a batch's "
                         + "request offloaded here after the leader's moves), dropped_batch (a leader batch that could "
                         + "not start in time), skipped_call (a batch's request failed or left here), unrelayed_removal "
-                        + "(a conductor removal applied with no relay from the leader)");
+                        + "(a conductor removal applied with no relay from the leader)"),
+        COLLECTIVE_JOINS("mstar.worker.collective.joins", Meter.Type.COUNTER, null, List.of("transport"),
+                "Joins of this worker's tensor-parallel collective, by transport: shared_memory, host_staged, nccl. "
+                        + "The first batch joins once; every later join rebuilt the group after a failed collective "
+                        + "(a rank lost, restarted or set up otherwise)");
 
         private final MeterDeclaration declaration;
 
@@ -74,6 +78,10 @@ public final class EngineMeters implements AutoCloseable {
     static final String DROPPED_BATCH = "dropped_batch";
     static final String SKIPPED_CALL = "skipped_call";
     static final String UNRELAYED_REMOVAL = "unrelayed_removal";
+    /** The transports of {@link Definition#COLLECTIVE_JOINS}. */
+    static final String SHARED_MEMORY = "shared_memory";
+    static final String HOST_STAGED = "host_staged";
+    static final String NCCL = "nccl";
 
     /** The reasons of {@link Definition#DROPPED}. */
     static final String DROPPED_LATE = "late";
@@ -109,6 +117,18 @@ public final class EngineMeters implements AutoCloseable {
             anomalies.put(kind, registered.add(Definition.LOCKSTEP_ANOMALIES.declaration().counter(kind)
                     .register(registry)));
         }
+        for (String transport : List.of(SHARED_MEMORY, HOST_STAGED, NCCL)) {
+            registered.add(collectiveJoins(registry, transport));
+        }
+    }
+
+    /**
+     * The {@link Definition#COLLECTIVE_JOINS} counter of {@code transport}: the one every registration of it in
+     * {@code registry} answers, so the rank's collective ({@link RankCollectives}) counts into the series this class
+     * registered at zero.
+     */
+    static Counter collectiveJoins(MeterRegistry registry, String transport) {
+        return Definition.COLLECTIVE_JOINS.declaration().counter(transport).register(registry);
     }
 
     void batch(String model, String node, String walk, int size, double seconds) {

@@ -2,6 +2,8 @@ package io.mstar.worker.engine;
 
 import java.time.Duration;
 
+import io.micrometer.core.instrument.MeterRegistry;
+
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.Topics;
 import io.mstar.tensor.collective.HostStagedCollective;
@@ -20,7 +22,8 @@ import io.mstar.worker.tp.TensorParallelProperties;
  * The collective a rank of a tensor-parallel group meets its peers in, by its device and
  * {@code mstar.worker.tensor-parallel.gpu-collective} (docs/tensor-parallelism.md#gpu-ranks): host ranks in the
  * shared-memory collective; GPU ranks through NCCL, rank 0 handing the unique id to its followers over the control
- * plane, or in shared memory staged through the host. Joined at the first call and again after a failure.
+ * plane, or in shared memory staged through the host. Joined at the first call and again after a failure, each join
+ * counted ({@code mstar_worker_collective_joins_total{transport}}).
  */
 final class RankCollectives {
 
@@ -37,15 +40,17 @@ final class RankCollectives {
      */
     static RejoiningCollective of(TensorParallelGroups.Member rank, DeploymentConfig config, Device device,
             TensorParallelProperties tp, Duration timeout, String setup, Topics topics, Outbox outbox,
-            NcclBootstraps bootstraps) {
+            NcclBootstraps bootstraps, MeterRegistry registry) {
         SharedMemoryCollectiveSettings shared = rank.collective(topics, timeout);
         if (!(device instanceof CudaDevice cuda)) {
-            return new RejoiningCollective(shared, device, setup);
+            return new RejoiningCollective(rank.rank(), rank.size(), () -> SharedMemoryCollective.join(shared), device,
+                    setup, joins(registry, EngineMeters.SHARED_MEMORY));
         }
         if (!tp.gpuCollective().nccl()) {
             HostDevice staging = new HostDevice(device.name() + "-collective-staging", STAGING_BYTES);
             return new RejoiningCollective(rank.rank(), rank.size(),
-                    () -> new HostStagedCollective(SharedMemoryCollective.join(shared), staging, cuda), device, setup);
+                    () -> new HostStagedCollective(SharedMemoryCollective.join(shared), staging, cuda), device, setup,
+                    joins(registry, EngineMeters.HOST_STAGED));
         }
         NcclCollective.unavailableReason().ifPresent(reason -> {
             throw new IllegalStateException("mstar.worker.tensor-parallel.gpu-collective=" + tp.gpuCollective()
@@ -54,6 +59,11 @@ final class RankCollectives {
         });
         NcclJoin join = new NcclJoin(rank.collectiveName(topics), cuda, rank.rank(), rank.size(), timeout,
                 rank.followers(config), outbox::toWorker, bootstraps);
-        return new RejoiningCollective(rank.rank(), rank.size(), join, device, setup);
+        return new RejoiningCollective(rank.rank(), rank.size(), join, device, setup,
+                joins(registry, EngineMeters.NCCL));
+    }
+
+    private static Runnable joins(MeterRegistry registry, String transport) {
+        return EngineMeters.collectiveJoins(registry, transport)::increment;
     }
 }

@@ -29,6 +29,7 @@ public final class RejoiningCollective implements Collective {
     private final Supplier<Collective> join;
     private final Device device;
     private final String setup;
+    private final Runnable onJoin;
     private Collective group;
     private long joins;
 
@@ -44,19 +45,23 @@ public final class RejoiningCollective implements Collective {
      *              instead of drifting apart later
      */
     public RejoiningCollective(SharedMemoryCollectiveSettings settings, Device device, String setup) {
-        this(settings.rank(), settings.size(), () -> SharedMemoryCollective.join(settings), device, setup);
+        this(settings.rank(), settings.size(), () -> SharedMemoryCollective.join(settings), device, setup,
+                () -> { });
     }
 
     /**
      * @param join makes and joins the group's next collective (blocking, bounded), on the rank's step thread
      * @param device the rank's device: the join's check meets its peers' there, in buffers the collective takes
+     * @param onJoin   told of every join (a metric)
      */
-    public RejoiningCollective(int rank, int size, Supplier<Collective> join, Device device, String setup) {
+    public RejoiningCollective(int rank, int size, Supplier<Collective> join, Device device, String setup,
+            Runnable onJoin) {
         this.rank = rank;
         this.size = size;
         this.join = join;
         this.device = device;
         this.setup = setup;
+        this.onJoin = onJoin;
     }
 
     @Override
@@ -78,6 +83,7 @@ public final class RejoiningCollective implements Collective {
         if (group == null) {
             group = join.get();
             joins++;
+            onJoin.run();
             if (device != null) {
                 checkSetup(group);
             }

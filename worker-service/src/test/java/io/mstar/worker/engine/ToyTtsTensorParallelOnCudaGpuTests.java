@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.messaging.EntityId;
 import io.mstar.messaging.Topics;
@@ -62,6 +63,7 @@ class ToyTtsTensorParallelOnCudaGpuTests {
                 EngineProperties.defaults().withSteps(true, EngineProperties.Speculation.ON));
         for (int m = 0; m < modes.size(); m++) {
             EngineProperties engine = modes.get(m);
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
             Topics topics = new Topics("gpu-tp-" + UUID.randomUUID().toString().substring(0, 8));
             List<ToyTtsEngineTests.Out> got;
             try (TtsHarness h = new TtsHarness(dir.resolve("tp2-" + m), ToyTtsTensorParallelEngineTests.TP2,
@@ -70,7 +72,7 @@ class ToyTtsTensorParallelOnCudaGpuTests {
                                 ToyTtsModel.NAME).orElseThrow();
                         return ToyTtsKernels.tensorParallel(device, RankCollectives.of(rank, config, device, shared,
                                 Duration.ofSeconds(20), rank.setup(config, engine), topics, null,
-                                new NcclBootstraps(Set.of())));
+                                new NcclBootstraps(Set.of()), registry));
                     }, () -> new CudaDevice(0), engine)) {
                 assertThat(h.w1.data.device().kind()).isEqualTo(DeviceKind.CUDA);
                 // a rank uploads its shard at its first batch: one request first, then its weights are the baseline
@@ -79,6 +81,8 @@ class ToyTtsTensorParallelOnCudaGpuTests {
                 got = ToyTtsEngineTests.runAll(h, "tp2", reqs);
                 assertThat(h.broker.sentTo(h.w1.id.value(), ScheduleTPNode.class)).as("batches broadcast")
                         .isNotEmpty();
+                assertThat(EngineMeters.collectiveJoins(registry, EngineMeters.HOST_STAGED).count())
+                        .as("both ranks joined once, staged through the host").isEqualTo(2.0);
             } // close(): both workers at baseline, device bytes included
             ToyTtsTensorParallelEngineTests.assertSameOutputs(got, reference, "mode " + m + ", seed " + seed);
         }

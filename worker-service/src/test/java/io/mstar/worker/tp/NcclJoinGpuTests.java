@@ -37,12 +37,14 @@ class NcclJoinGpuTests {
                         throw new AssertionError("a group of one has no follower to send to: " + worker);
                     }, new NcclBootstraps(Set.of()));
             DeviceBuffer buffer = gpu.allocate(2 * Float.BYTES);
-            try (RejoiningCollective rank = new RejoiningCollective(0, 1, join, gpu, "setup")) {
+            int[] joined = {0};
+            try (RejoiningCollective rank = new RejoiningCollective(0, 1, join, gpu, "setup", () -> joined[0]++)) {
                 assertThat(sum(rank, gpu, buffer, 1.5f)).isEqualTo(1.5f);
                 assertThat(rank.joins()).isEqualTo(1);
                 rank.abort();
                 assertThat(sum(rank, gpu, buffer, 2.5f)).as("a new communicator").isEqualTo(2.5f);
                 assertThat(rank.joins()).isEqualTo(2);
+                assertThat(joined[0]).as("joins told").isEqualTo(2);
             } finally {
                 gpu.free(buffer);
             }

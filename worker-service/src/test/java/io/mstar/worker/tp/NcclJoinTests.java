@@ -119,6 +119,6 @@ class NcclJoinTests {
                     sent.add(b);
                     followerInbox.offer(b);
                 }, followerInbox);
-        return new RejoiningCollective(rank, 2, join, device, "same");
+        return new RejoiningCollective(rank, 2, join, device, "same", () -> { });
     }
 }

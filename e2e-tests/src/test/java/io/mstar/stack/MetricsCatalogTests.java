@@ -165,7 +165,7 @@ class MetricsCatalogTests {
     @Test
     void everyAlertSelectorMatchesLiveSeriesAndNoAlertHoldsOnTheHealthyStack() throws IOException {
         Map<String, String> alerts = alertExpressions();
-        assertThat(alerts).hasSize(7);
+        assertThat(alerts).hasSize(8);
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
             for (Map.Entry<String, String> alert : alerts.entrySet()) {
                 Matcher selector = SELECTOR.matcher(alert.getValue());

@@ -6,6 +6,7 @@ import java.net.HttpURLConnection;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * Plain GETs against a service's actuator. HttpURLConnection rather than HttpClient: it starts
@@ -34,8 +35,14 @@ public final class HttpProbe {
 
     /** The body of a 200 response; a {@link StackException} naming the URL otherwise. */
     public static String body(String url, Duration timeout) {
+        return body(url, timeout, Map.of());
+    }
+
+    /** As {@link #body(String, Duration)}, with request headers (an admin bearer token, say). */
+    public static String body(String url, Duration timeout, Map<String, String> headers) {
         try {
             HttpURLConnection connection = open(url, timeout);
+            headers.forEach(connection::setRequestProperty);
             try {
                 int code = connection.getResponseCode();
                 if (code != 200) {

@@ -24,7 +24,7 @@ class AdmissionTests {
     @Test
     void aFullQueueAnswers503WithRetryAfterAndAQueuedRequestIsDroppedWithoutWorkers() throws Exception {
         LocalStack stack = STACK.stack();
-        try (MstarClient client = new MstarClient(stack.conductor().baseUrl());
+        try (MstarClient client = new MstarClient(stack);
              MstarClient.Stream running = client.openStream(MstarClient.counterRequest("adm-running", List.of(1), 4000, null, true))) {
             assertThat(running.next()).isPresent();
             // A stream's headers come with its first chunk, which a queued request has not made yet.

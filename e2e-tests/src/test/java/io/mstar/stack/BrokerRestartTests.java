@@ -33,7 +33,7 @@ class BrokerRestartTests {
     @Test
     void everyAcceptedRequestEndsWithOneTerminalChunkAcrossABrokerRestartAndTheStackRecovers() throws Exception {
         LocalStack stack = STACK.stack();
-        try (MstarClient client = new MstarClient(stack.conductor().baseUrl())) {
+        try (MstarClient client = new MstarClient(stack)) {
             List<MstarClient.Stream> streams = new ArrayList<>();
             for (int i = 0; i < IN_FLIGHT; i++) {
                 MstarClient.Stream stream = client.openStream(

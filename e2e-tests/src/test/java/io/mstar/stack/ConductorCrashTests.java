@@ -30,7 +30,7 @@ class ConductorCrashTests {
     @Test
     void killedConductorEndsEveryStreamAndARestartedOneServesWhileWorkersDropTheOrphans() throws Exception {
         LocalStack stack = STACK.stack();
-        try (MstarClient client = new MstarClient(stack.conductor().baseUrl())) {
+        try (MstarClient client = new MstarClient(stack)) {
             List<MstarClient.Stream> streams = new ArrayList<>();
             for (int i = 0; i < IN_FLIGHT; i++) {
                 MstarClient.Stream stream = client.openStream(
@@ -60,7 +60,7 @@ class ConductorCrashTests {
         }
         assertThat(dropped).as("requests dropped as orphans on the workers").isGreaterThanOrEqualTo(IN_FLIGHT);
 
-        try (MstarClient client = new MstarClient(stack.conductor().baseUrl())) {
+        try (MstarClient client = new MstarClient(stack)) {
             var response = client.post("/v1/requests",
                     MstarClient.counterRequest("after-crash-" + System.nanoTime(), List.of(5, 6), 6, null, false).toString(),
                     java.util.Map.of());

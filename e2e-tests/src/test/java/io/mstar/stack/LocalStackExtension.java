@@ -104,7 +104,7 @@ public final class LocalStackExtension implements BeforeAllCallback, AfterEachCa
         }
         stack = builder.start();
         started = stack.processes();
-        client = new MstarClient(stack.conductor().baseUrl());
+        client = new MstarClient(stack);
         System.out.printf("%s: local stack with %d workers ready in %.1f s (logs in %s)%n",
                 context.getRequiredTestClass().getSimpleName(), workers,
                 (System.nanoTime() - begin) / 1e9, stateDir.resolve("logs"));

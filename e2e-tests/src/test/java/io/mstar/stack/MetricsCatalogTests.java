@@ -54,7 +54,7 @@ class MetricsCatalogTests {
     void startPrometheusAndSendTraffic() throws IOException, InterruptedException {
         LocalStack stack = STACK.stack();
         prometheus = PrometheusServer.scraping(stack);
-        client = new MstarClient(stack.conductor().baseUrl());
+        client = new MstarClient(stack);
         sendTraffic(stack);
         Leaks.awaitBaseline(stack, Duration.ofSeconds(30));
     }

@@ -10,8 +10,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -34,8 +37,21 @@ final class MstarClient implements AutoCloseable {
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .executor(executor).connectTimeout(Duration.ofSeconds(5)).build();
 
+    /** What a stream that stopped moving leaves for its reader to read: answers where, or null. */
+    private final Function<String, Path> onStall;
+
     MstarClient(String baseUrl) {
+        this(baseUrl, requestId -> null);
+    }
+
+    /** A client of {@code stack}'s conductor; a stream that stops moving captures the stack's diagnostics. */
+    MstarClient(LocalStack stack) {
+        this(stack.conductor().baseUrl(), requestId -> StackDiagnostics.capture(stack, requestId));
+    }
+
+    private MstarClient(String baseUrl, Function<String, Path> onStall) {
         this.baseUrl = baseUrl;
+        this.onStall = onStall;
     }
 
     /** A counter request body; {@code stopAt} null means no data-dependent stop. */
@@ -93,7 +109,7 @@ final class MstarClient implements AutoCloseable {
                 .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build();
         try {
             HttpResponse<InputStream> response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
-            return new Stream(response);
+            return new Stream(response, onStall);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -129,9 +145,11 @@ final class MstarClient implements AutoCloseable {
         private final HttpResponse<InputStream> response;
         private final BufferedReader reader;
         private final List<JsonNode> chunks = new ArrayList<>();
+        private final Function<String, Path> onStall;
 
-        Stream(HttpResponse<InputStream> response) {
+        Stream(HttpResponse<InputStream> response, Function<String, Path> onStall) {
             this.response = response;
+            this.onStall = onStall;
             this.reader = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8));
         }
 
@@ -189,10 +207,12 @@ final class MstarClient implements AutoCloseable {
             try {
                 ended.get(limit.toMillis(), TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
+                String id = response.headers().firstValue("Mstar-Request-Id").orElse("?");
+                Path diagnostics = onStall.apply(id); // before the close: the request is still where it stopped
                 close();
-                throw new AssertionError("the body of request " + response.headers().firstValue("Mstar-Request-Id").orElse("?")
-                        + " did not end within " + limit.toMillis() + " ms; read " + chunksSoFar()
-                        + " chunks, the last " + lastChunkType(), e);
+                throw new AssertionError("the body of request " + id + " did not end within " + limit.toMillis()
+                        + " ms; read " + chunksSoFar() + " chunks (" + chunkNames() + "), the last " + lastChunkType()
+                        + (diagnostics == null ? "" : "; the stack's state then: " + diagnostics), e);
             } catch (ExecutionException e) {
                 throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
             } catch (InterruptedException e) {
@@ -202,6 +222,15 @@ final class MstarClient implements AutoCloseable {
             synchronized (chunks) {
                 return List.copyOf(chunks);
             }
+        }
+
+        /** How many chunks of each output name were read, in order of first appearance. */
+        private String chunkNames() {
+            Map<String, Integer> names = new LinkedHashMap<>();
+            synchronized (chunks) {
+                chunks.forEach(c -> names.merge(c.path("name").asString(c.path("type").asString()), 1, Integer::sum));
+            }
+            return names.toString();
         }
 
         private String lastChunkType() {

@@ -152,7 +152,7 @@ class SoakTests {
         Map<String, Integer> models = new ConcurrentHashMap<>();
         Map<String, Fate> planned = new ConcurrentHashMap<>();
         ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
-        try (MstarClient client = new MstarClient(stack.conductor().baseUrl());
+        try (MstarClient client = new MstarClient(stack);
                 PrometheusServer prometheus = PrometheusServer.scraping(stack)) {
             List<ToyTtsJob> speeches = referenceSpeeches(client, plan);
             List<MiniLmJob> sentences = referenceEmbeddings(client);

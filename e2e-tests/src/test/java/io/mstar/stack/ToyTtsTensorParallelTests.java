@@ -69,7 +69,7 @@ class ToyTtsTensorParallelTests {
         KafkaBroker.deleteRecursively(stateDir);
         try (LocalStack one = LocalStack.builder().stateDir(stateDir).workers(1)
                 .deploymentYaml(ToyTtsDeployments.colocated(512)).readyTimeout(Duration.ofSeconds(180)).start();
-                MstarClient client = new MstarClient(one.conductor().baseUrl())) {
+                MstarClient client = new MstarClient(one)) {
             for (int i = 0; i < PROMPTS.length; i++) {
                 ToyTtsTests.Generated want = ToyTtsTests.generate(client, request("one-" + i, i));
                 assertThat(tp2.get(i).text()).as("text of '%s'", PROMPTS[i]).isNotEmpty().isEqualTo(want.text());

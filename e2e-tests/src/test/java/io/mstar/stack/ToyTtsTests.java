@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -121,7 +122,7 @@ class ToyTtsTests {
         KafkaBroker.deleteRecursively(stateDir);
         try (LocalStack colocated = LocalStack.builder().stateDir(stateDir).workers(1).deploymentYaml(COLOCATED)
                 .readyTimeout(Duration.ofSeconds(180)).start();
-                MstarClient other = new MstarClient(colocated.conductor().baseUrl())) {
+                MstarClient other = new MstarClient(colocated)) {
             for (int i = 0; i < prompts.length; i++) {
                 Generated g = generate(other, request("colocated-" + i, prompts[i], 48, 0.8, 1000 + i, false));
                 assertThat(g.text()).as("colocated '%s'", prompts[i]).isEqualTo(first.get(i).text());
@@ -175,6 +176,46 @@ class ToyTtsTests {
             assertThat(rest.get(rest.size() - 1).path("type").asString()).isEqualTo("aborted");
         }
         // @AfterEach: both workers and the conductor at baseline
+    }
+
+    /**
+     * What a stalled stream leaves for its reader ({@link StackDiagnostics}), taken here of a request that runs: the
+     * conductor lists it, the lm's worker describes its decode pass and the codec's worker its stream, and every
+     * service's threads are dumped.
+     */
+    @Test
+    void theStacksDiagnosticsShowWhereARunningRequestStands() throws Exception {
+        String id = "tts-described-" + System.nanoTime();
+        try (MstarClient.Stream stream = STACK.client().openStream(request(id, "describe me", 4000, 0.8, 9, true))) {
+            assertThat(stream.status()).isEqualTo(200);
+            for (int i = 0; i < 40; i++) {
+                stream.next().orElseThrow(() -> new AssertionError("stream ended early"));
+            }
+            Path dir = StackDiagnostics.capture(STACK.stack(), id);
+            JsonNode conductor = MstarClient.JSON.readTree(Files.readString(dir.resolve("conductor-requests.json")));
+            assertThat(conductor.path("requests").valueStream().map(r -> r.path("request_id").asString())).contains(id);
+            // disaggregated: the lm on worker 1, the codec on worker 0
+            JsonNode lm = only(Files.readString(dir.resolve("worker-1-engine.json")), id);
+            assertThat(lm.path("partitions").get(0).path("name").asString()).isEqualTo("lm");
+            assertThat(lm.path("partitions").get(0).path("walk").asString()).isEqualTo("decode");
+            JsonNode codec = only(Files.readString(dir.resolve("worker-0-engine.json")), id);
+            JsonNode tokens = codec.path("partitions").get(0).path("streams").get(0);
+            assertThat(tokens.path("registered").asLong()).as("tokens streamed to the codec %s", codec).isPositive();
+            assertThat(tokens.path("producerDone").asBoolean()).isFalse();
+            assertThat(Files.readString(dir.resolve("worker-1-threads.txt"))).contains("mstar-worker-1-engine-loop");
+            assertThat(Files.readString(dir.resolve("conductor-threads.txt"))).contains("mstar-conductor-lifecycle");
+            assertThat(STACK.client().delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
+            List<JsonNode> rest = stream.readAll();
+            assertThat(rest.get(rest.size() - 1).path("type").asString()).isEqualTo("aborted");
+        }
+    }
+
+    /** The one request a worker's {@code /actuator/engine} lists, which must be {@code id}. */
+    private static JsonNode only(String engine, String id) {
+        JsonNode requests = MstarClient.JSON.readTree(engine).path("requests");
+        assertThat(requests.size()).as("requests on the worker: %s", engine).isEqualTo(1);
+        assertThat(requests.get(0).path("requestId").asString()).isEqualTo(id);
+        return requests.get(0);
     }
 
     /** Baseline as {@link Leaks} reads it: a worker's device bytes are exactly its KV pool, taken at the lm's first batch. */

@@ -28,7 +28,7 @@ class WorkerLossTests {
     @Test
     void killedWorkerFailsItsRequestsWithinFifteenSecondsAndARestartedOneServesAgain() throws Exception {
         LocalStack stack = STACK.stack();
-        try (MstarClient client = new MstarClient(stack.conductor().baseUrl())) {
+        try (MstarClient client = new MstarClient(stack)) {
             // Mid-load: counter and toy-tts requests in flight, each with a part on worker 1.
             List<MstarClient.Stream> streams = new java.util.ArrayList<>();
             List<String> ids = new java.util.ArrayList<>();

@@ -158,6 +158,15 @@ class WorkerControlPlaneTests {
     }
 
     @Test
+    void theEngineEndpointDescribesWhatTheLoopHolds() {
+        web.get().uri("/actuator/engine").exchange().expectStatus().isOk().expectBody()
+                .jsonPath("$.requests").isArray()
+                .jsonPath("$.requests.length()").isEqualTo(0)
+                .jsonPath("$.steps").isArray()
+                .jsonPath("$.pageWaits").isEqualTo(0);
+    }
+
+    @Test
     void readinessIncludesTheDeviceAndTheTensorServerIsListening() {
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> web.get().uri("/actuator/health/readiness")
                 .exchange().expectStatus().isOk().expectBody().jsonPath("$.components.device.status").isEqualTo("UP"));

@@ -92,9 +92,14 @@ final class ActiveRequest {
 
     RequestView view() {
         Map<String, Integer> tokens = new LinkedHashMap<>();
-        partitions.forEach((name, run) -> tokens.put(name, run.tokensProduced));
+        Map<String, RequestView.PartitionProgress> progress = new LinkedHashMap<>();
+        partitions.forEach((name, run) -> {
+            tokens.put(name, run.tokensProduced);
+            progress.put(name, new RequestView.PartitionProgress(run.step == null ? null : run.step.walk(), run.passIndex,
+                    run.done, run.reported.size()));
+        });
         return new RequestView(id(), submission.model(), state, outcome, errorType == null ? null : errorType.value(),
-                abortReason == null ? null : abortReason.value(), detail, submittedAt, tokens, chunksDelivered);
+                abortReason == null ? null : abortReason.value(), detail, submittedAt, tokens, chunksDelivered, progress);
     }
 
     /** One partition's progress through its walks. */

@@ -20,11 +20,21 @@ import io.mstar.wire.RequestOutcome;
  * @param submittedAt    when it was submitted
  * @param tokensProduced tokens produced per partition
  * @param chunksDelivered output chunks delivered to the client
+ * @param partitions      where each partition stands: what a request that does not move waits for
  */
 public record RequestView(@JsonProperty("request_id") String requestId, @JsonProperty("model") String model,
         @JsonProperty("state") RequestState state, @JsonProperty("outcome") RequestOutcome outcome,
         @JsonProperty("error_type") String errorType, @JsonProperty("abort_reason") String abortReason,
         @JsonProperty("detail") String detail, @JsonProperty("submitted_at") Instant submittedAt,
         @JsonProperty("tokens_produced") Map<String, Integer> tokensProduced,
-        @JsonProperty("chunks_delivered") int chunksDelivered) {
+        @JsonProperty("chunks_delivered") int chunksDelivered,
+        @JsonProperty("partitions") Map<String, PartitionProgress> partitions) {
+
+    /**
+     * A partition's walk and pass now, whether it is done, and how many of the pass's worker graphs reported (a pass
+     * ends when all have).
+     */
+    public record PartitionProgress(@JsonProperty("walk") String walk, @JsonProperty("pass") int pass,
+            @JsonProperty("done") boolean done, @JsonProperty("reports") int reports) {
+    }
 }

@@ -153,13 +153,22 @@ class CounterOverHttpTests {
         t.start();
     }
 
+    /**
+     * The request ends; its view tells each partition's last walk and pass: prefill is pass 0, and both requests end in
+     * their first decode pass (at most 4 tokens; a report of a pass never started changes nothing).
+     */
     private void finishAndAssertReleased(String id) {
         workers.readsDone(id);
         await().atMost(Duration.ofSeconds(10)).until(() -> loop.askRequests(r -> r.view(id).state()).block()
                 == RequestState.REMOVED);
         assertThat(loop.askRequests(RequestLifecycle::liveInputTensors).block()).isZero();
         web.get().uri("/v1/requests/" + id).exchange().expectStatus().isOk().expectBody()
-                .jsonPath("$.state").isEqualTo("removed").jsonPath("$.outcome").isEqualTo("completed");
+                .jsonPath("$.state").isEqualTo("removed").jsonPath("$.outcome").isEqualTo("completed")
+                .jsonPath("$.partitions.default.walk").isEqualTo("decode")
+                .jsonPath("$.partitions.default.pass").isEqualTo(1)
+                .jsonPath("$.partitions.default.done").isEqualTo(true)
+                .jsonPath("$.partitions.detok.walk").isEqualTo("chunk")
+                .jsonPath("$.partitions.detok.done").isEqualTo(true);
     }
 
     private ResultTensors result(String id, String producer, String signal, int fwd, int iteration, int... values) {

@@ -116,6 +116,11 @@ class EngineConfiguration {
                         KvCaches.of(config, registry, engine.kvHostPoolFactor())), meters);
     }
 
+    @Bean
+    EngineEndpoint engineEndpoint(EngineLoop loop) {
+        return new EngineEndpoint(loop);
+    }
+
     @Bean(destroyMethod = "close")
     TensorMeters tensorMeters(MeterRegistry registry, EngineLoop loop, WorkerDataPlane data) {
         return new TensorMeters(registry, () -> loop.snapshot().tensors(), List.of(data.device()));

@@ -127,6 +127,11 @@ public final class EngineLoop implements InboxLoopLifecycle {
         return loop.ask(query);
     }
 
+    /** Where every request stands, built on the loop ({@link WorkerEngine#describe}). */
+    public Mono<EngineDescription> describe() {
+        return loop.ask(state -> state.engine().describe());
+    }
+
     /** Time since the loop last completed a turn. */
     public Duration heartbeatAge() {
         return loop.heartbeatAge();

@@ -58,6 +58,10 @@ final class PageWaits {
         }
     }
 
+    int size() {
+        return waiting.size();
+    }
+
     /** Whether some call waits for pages: a speculated step then takes none of the free ones. */
     boolean any() {
         return !waitingSince.isEmpty();

@@ -154,6 +154,13 @@ final class Scheduler {
         }
     }
 
+    /** Ready nodes waiting per {@code model/node/walk}. */
+    Map<String, Integer> readyPerKey() {
+        Map<String, Integer> sizes = new LinkedHashMap<>();
+        ready.forEach((key, items) -> sizes.put(key.model() + "/" + key.node() + "/" + key.walk(), items.size()));
+        return sizes;
+    }
+
     /** Ready nodes waiting, all keys. */
     int queued() {
         return ready.values().stream().mapToInt(List::size).sum();

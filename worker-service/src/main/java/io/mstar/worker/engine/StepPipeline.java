@@ -395,6 +395,24 @@ final class StepPipeline {
         }
     }
 
+    /** The running step, then the one speculated on it (as far as the loop knows). */
+    List<Step> inFlight() {
+        owner.check();
+        List<Step> steps = new ArrayList<>();
+        if (running != null) {
+            steps.add(running);
+        }
+        if (speculated != null) {
+            steps.add(speculated);
+        }
+        return steps;
+    }
+
+    /** Calls waiting for KV pages. */
+    int pageWaits() {
+        return pageWaits.size();
+    }
+
     /** Speculated steps submitted, and calls of speculated steps that were voided, dropped or discarded, since start. */
     long speculatedSteps() {
         return speculatedSteps;

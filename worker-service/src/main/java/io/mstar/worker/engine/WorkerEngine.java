@@ -216,6 +216,14 @@ public final class WorkerEngine {
         }
     }
 
+    /** Where every request stands ({@link EngineDescription}); on the loop only. */
+    public EngineDescription describe() {
+        owner.check();
+        return new EngineDescription(pipeline.inFlight().stream().map(EngineDescription.StepView::of).toList(),
+                scheduler.readyPerKey(), pipeline.pageWaits(), requests.values().stream()
+                        .map(r -> EngineDescription.describe(r, pipeline.holds(r.requestId))).toList());
+    }
+
     /** Publishes and answers the snapshot now; on the loop only (tests' leak checks). */
     EngineSnapshot snapshotNow() {
         owner.check();

@@ -208,6 +208,11 @@ public final class StreamBuffer<T> {
         return retained.size() - unlanded.size();
     }
 
+    /** Registered tokens whose reads have not landed: a chunk waits for the earliest of them. */
+    public int tokensUnlanded() {
+        return unlanded.size();
+    }
+
     public int chunksCut() {
         return chunksCut;
     }

@@ -11,6 +11,7 @@ import org.slf4j.LoggerFactory;
 
 import io.mstar.loop.OwnerThread;
 import io.mstar.tensor.device.DeviceException;
+import io.mstar.tensor.device.DeviceKind;
 import io.mstar.wire.WorkerErrorType;
 import io.mstar.worker.kernel.KernelCatalog;
 import io.mstar.worker.kernel.KvCacheKernel;
@@ -99,6 +100,11 @@ final class StepPipeline {
                 }
                 if (step != null) {
                     lockstep.submitting(step, batch);
+                    if (runsOnLoop(step)) {
+                        StepExecutor.run(data.device(), step);
+                        completed(step);
+                        return;
+                    }
                     running = step;
                     executor.submit(step);
                 }
@@ -115,6 +121,16 @@ final class StepPipeline {
                 speculate(running);
             }
         }
+    }
+
+    /**
+     * A one-shot step on a host device (no KV cache, no loop, no lockstep) runs on the loop itself: its kernel computes
+     * on the cores the loop would use, nothing could be speculated after it, and the step thread would add two thread
+     * wake-ups to the request's path (benchmarks/README.md#minilm-embed-on-onnx-runtime).
+     */
+    private boolean runsOnLoop(Step step) {
+        return data.device().kind() == DeviceKind.HOST && !(step.kernel instanceof KvCacheKernel) && step.tpSeq < 0
+                && !lockstep.inLockstep(step.key) && step.items.stream().allMatch(item -> item.node().loop == null);
     }
 
     /**

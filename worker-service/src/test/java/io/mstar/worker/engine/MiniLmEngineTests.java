@@ -3,6 +3,7 @@ package io.mstar.worker.engine;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -10,7 +11,11 @@ import org.junit.jupiter.api.Test;
 
 import io.mstar.graph.ModelGraph;
 import io.mstar.model.MiniLmModel;
+import io.mstar.tensor.device.Device;
 import io.mstar.worker.kernel.ModelKernels;
+import io.mstar.worker.kernel.NodeCall;
+import io.mstar.worker.kernel.NodeKernel;
+import io.mstar.worker.kernel.NodeResult;
 import io.mstar.worker.kernel.minilm.MiniLmKernels;
 import io.mstar.worker.kernel.minilm.MiniLmNodeKernel;
 import io.mstar.worker.kernel.minilm.MiniLmOnnxEncoder;
@@ -57,9 +62,23 @@ class MiniLmEngineTests extends ToyWorkers {
                 """;
     }
 
+    /** The threads the encoder's batches ran on. */
+    private final List<String> stepThreads = new CopyOnWriteArrayList<>();
+
     @Override
     ModelKernels kernels() {
-        return MiniLmKernels.of(kernel);
+        return MiniLmKernels.of(kernel).with(MiniLmModel.ENCODE, new NodeKernel() {
+            @Override
+            public int maxBatchSize() {
+                return kernel.maxBatchSize();
+            }
+
+            @Override
+            public List<NodeResult> forward(Device device, List<NodeCall> batch) {
+                stepThreads.add(Thread.currentThread().getName());
+                return kernel.forward(device, batch);
+            }
+        });
     }
 
     private void embed(String id, String text) {
@@ -104,6 +123,20 @@ class MiniLmEngineTests extends ToyWorkers {
         double markets = cosine(embedding("r-0"), embedding("r-2"));
         System.out.printf("engine: cat~kitten %.4f, cat~markets %.4f%n", kitten, markets);
         assertThat(kitten).isGreaterThan(markets);
+    }
+
+    /**
+     * A one-shot node on a host device runs on the engine loop, not handed to the step thread and back: nothing could
+     * be speculated after it, and the hand-offs cost the request's latency (StepPipeline#runsOnLoop).
+     */
+    @Test
+    void theEncodersStepsRunOnTheEngineLoopOfAHostWorker() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            embed("loop-" + i, "sentence number " + i);
+            conductor.pumpUntilRemoved(TIMEOUT);
+        }
+        assertThat(conductor.runs.values()).allSatisfy(run -> assertThat(run.failure).isNull());
+        assertThat(stepThreads).isNotEmpty().containsOnly(EngineLoop.threadName(ToyConductor.W0));
     }
 
     @Test

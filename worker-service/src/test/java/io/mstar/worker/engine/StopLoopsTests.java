@@ -45,7 +45,10 @@ class StopLoopsTests extends ToyWorkers {
 
     /** Runs on w1's step thread before b computes; a test uses it to time messages against b's iterations. */
     volatile Consumer<NodeCall> beforeB = call -> { };
-    /** The iteration of pass 0 that b last entered: a never runs ahead of b there, so b cannot lag behind a's finish. */
+    /**
+     * The iteration of pass 0 that b last entered: a never runs ahead of b there, and a's finish waits for b to enter
+     * the iteration after it, so the StopLoops always finds b in that one.
+     */
     final java.util.concurrent.atomic.AtomicInteger bEntered = new java.util.concurrent.atomic.AtomicInteger(-1);
 
     @Override
@@ -74,11 +77,15 @@ class StopLoopsTests extends ToyWorkers {
     @Override
     ModelKernels kernels() {
         return new ModelKernels(MODEL, Map.of("a", step("xa", "ya", call -> {
-            if (call.info().fwdIndex() == 0) {
-                awaitUntil(() -> bEntered.get() >= iteration(call));
-            }
             String at = call.info().stepMetadata().get(A_FINISH_AT);
-            return at != null && Integer.parseInt(at) == iteration(call);
+            boolean finish = at != null && Integer.parseInt(at) == iteration(call);
+            if (call.info().fwdIndex() == 0) {
+                // a finishing waits for b to be inside its next iteration: its StopLoops must not reach w1 before w1
+                // took b's current one back, or that one would be the last
+                int bAt = iteration(call) + (finish ? 1 : 0);
+                awaitUntil(() -> bEntered.get() >= bAt);
+            }
+            return finish;
         }), "b", step("xb", "yb", call -> {
             if (call.info().fwdIndex() == 0) {
                 bEntered.set(iteration(call));

@@ -70,6 +70,17 @@ __device__ float *tp_slot(char *pool, const int *pages, int pos, int pageSize, i
     return reinterpret_cast<float *>(pool + ((u64)pages[pos / pageSize] * pageSize + pos % pageSize) * bytesPerToken);
 }
 
+// The sizes this file is compiled for, in TP_DIMS order, so that the host can refuse a model they do not match.
+#define TP_DIMS 5
+extern "C" __global__ void toy_tts_tp_dims(u64 out) {
+    int *dims = reinterpret_cast<int *>(out);
+    dims[0] = TP_D;
+    dims[1] = TP_HEAD_DIM;
+    dims[2] = TP_MAX_TP;
+    dims[3] = TP_MAX_FFN;
+    dims[4] = TP_VOCAB;
+}
+
 // x[row] = embedding[token] for every fed token; grid: rows, block: TP_D.
 extern "C" __global__ void toy_tts_tp_embed(u64 embeddingAddr, u64 tokensAddr, u64 xAddr) {
     const float *embedding = reinterpret_cast<const float *>(embeddingAddr);

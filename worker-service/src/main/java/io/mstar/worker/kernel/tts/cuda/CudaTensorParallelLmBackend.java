@@ -2,12 +2,14 @@ package io.mstar.worker.kernel.tts.cuda;
 
 import static io.mstar.worker.kernel.tts.ToyTtsWeights.D;
 import static io.mstar.worker.kernel.tts.ToyTtsWeights.FFN;
+import static io.mstar.worker.kernel.tts.ToyTtsWeights.HEAD_DIM;
 import static io.mstar.worker.kernel.tts.ToyTtsWeights.LAYERS;
 import static io.mstar.worker.kernel.tts.ToyTtsWeights.MAX_TP;
 import static io.mstar.worker.kernel.tts.ToyTtsWeights.VOCAB;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -71,7 +73,31 @@ public final class CudaTensorParallelLmBackend implements LmBackend, AutoCloseab
         this.mlp = device.function(module, "toy_tts_tp_mlp");
         this.add = device.function(module, "toy_tts_tp_add");
         this.logits = device.function(module, "toy_tts_tp_logits");
+        checkDims(device, device.function(module, "toy_tts_tp_dims"));
         this.weights = DeviceUploads.floats(device, shard.values());
+    }
+
+    /**
+     * The .cu file hard-codes the model's sizes (d_model, head size, the largest tp_size, the MLP's width, the
+     * vocabulary); a model that changed without it would compute garbage, so it is refused here.
+     */
+    static void checkDims(CudaDevice device, CUfunction dims) {
+        int[] expected = {D, HEAD_DIM, MAX_TP, FFN, VOCAB};
+        DeviceBuffer out = device.allocate((long) expected.length * Integer.BYTES);
+        try {
+            device.launch(dims, 1, 1, out.address());
+            ByteBuffer bytes = ByteBuffer.allocateDirect(expected.length * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            device.copyToHost(out, 0, bytes);
+            int[] compiled = new int[expected.length];
+            bytes.asIntBuffer().get(compiled);
+            if (!Arrays.equals(compiled, expected)) {
+                throw new IllegalStateException(PTX_RESOURCE + " is compiled for d_model, head size, largest tp_size, "
+                        + "MLP width and vocabulary " + Arrays.toString(compiled) + ", ToyTtsWeights has "
+                        + Arrays.toString(expected));
+            }
+        } finally {
+            device.free(out);
+        }
     }
 
     /**

@@ -93,13 +93,20 @@ final class ActiveRequest {
     RequestView view() {
         Map<String, Integer> tokens = new LinkedHashMap<>();
         Map<String, RequestView.PartitionProgress> progress = new LinkedHashMap<>();
+        Map<String, Integer> waiting = new LinkedHashMap<>();
+        pendingBySignal.forEach((signal, outputs) -> {
+            if (!outputs.isEmpty()) {
+                waiting.put(signal, outputs.size());
+            }
+        });
         partitions.forEach((name, run) -> {
             tokens.put(name, run.tokensProduced);
             progress.put(name, new RequestView.PartitionProgress(run.step == null ? null : run.step.walk(), run.passIndex,
                     run.done, run.reported.size()));
         });
         return new RequestView(id(), submission.model(), state, outcome, errorType == null ? null : errorType.value(),
-                abortReason == null ? null : abortReason.value(), detail, submittedAt, tokens, chunksDelivered, progress);
+                abortReason == null ? null : abortReason.value(), detail, submittedAt, tokens, chunksDelivered, progress,
+                readsInFlight, waiting);
     }
 
     /** One partition's progress through its walks. */

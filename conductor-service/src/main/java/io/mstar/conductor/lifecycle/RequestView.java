@@ -21,6 +21,9 @@ import io.mstar.wire.RequestOutcome;
  * @param tokensProduced tokens produced per partition
  * @param chunksDelivered output chunks delivered to the client
  * @param partitions      where each partition stands: what a request that does not move waits for
+ * @param readsInFlight   reads of its outputs started and not finished
+ * @param outputsWaiting  per output signal, outputs received and not yet delivered (read, or waiting for an earlier
+ *                        one of its loop order)
  */
 public record RequestView(@JsonProperty("request_id") String requestId, @JsonProperty("model") String model,
         @JsonProperty("state") RequestState state, @JsonProperty("outcome") RequestOutcome outcome,
@@ -28,7 +31,9 @@ public record RequestView(@JsonProperty("request_id") String requestId, @JsonPro
         @JsonProperty("detail") String detail, @JsonProperty("submitted_at") Instant submittedAt,
         @JsonProperty("tokens_produced") Map<String, Integer> tokensProduced,
         @JsonProperty("chunks_delivered") int chunksDelivered,
-        @JsonProperty("partitions") Map<String, PartitionProgress> partitions) {
+        @JsonProperty("partitions") Map<String, PartitionProgress> partitions,
+        @JsonProperty("reads_in_flight") int readsInFlight,
+        @JsonProperty("outputs_waiting") Map<String, Integer> outputsWaiting) {
 
     /**
      * A partition's walk and pass now, whether it is done, and how many of the pass's worker graphs reported (a pass

@@ -168,7 +168,9 @@ class CounterOverHttpTests {
                 .jsonPath("$.partitions.default.pass").isEqualTo(1)
                 .jsonPath("$.partitions.default.done").isEqualTo(true)
                 .jsonPath("$.partitions.detok.walk").isEqualTo("chunk")
-                .jsonPath("$.partitions.detok.done").isEqualTo(true);
+                .jsonPath("$.partitions.detok.done").isEqualTo(true)
+                .jsonPath("$.reads_in_flight").isEqualTo(0)
+                .jsonPath("$.outputs_waiting").isEmpty();
     }
 
     private ResultTensors result(String id, String producer, String signal, int fwd, int iteration, int... values) {

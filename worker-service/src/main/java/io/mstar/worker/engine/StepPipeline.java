@@ -41,8 +41,16 @@ final class StepPipeline {
         void stepsReleased();
     }
 
+    /**
+     * The longest step the loop runs itself: its heartbeats, SetupDone and every message wait for it, and the
+     * conductor counts a worker silent for {@code worker-loss-timeout} (6 s) as lost.
+     */
+    static final long LOOP_STEP_MAX_NANOS = 50_000_000L;
+
     private final OwnerThread owner;
     private final EngineProperties settings;
+    /** Per node and walk, its last step's nanoseconds per call: whether the next may run on the loop. */
+    private final Map<Scheduler.Key, Long> nanosPerCall = new HashMap<>();
     private final KernelCatalog kernels;
     private final Scheduler scheduler;
     private final KvCaches kv;
@@ -124,13 +132,19 @@ final class StepPipeline {
     }
 
     /**
-     * A one-shot step on a host device (no KV cache, no loop, no lockstep) runs on the loop itself: its kernel computes
-     * on the cores the loop would use, nothing could be speculated after it, and the step thread would add two thread
-     * wake-ups to the request's path (benchmarks/README.md#minilm-embed-on-onnx-runtime).
+     * A short one-shot step on a host device (no KV cache, no loop, no lockstep) runs on the loop itself: its kernel
+     * computes on the cores the loop would use, nothing could be speculated after it, and the step thread would add two
+     * thread wake-ups to the request's path (benchmarks/README.md#minilm-embed-on-onnx-runtime). Short: its node's
+     * last step, per call, times its calls is under {@link #LOOP_STEP_MAX_NANOS}; a node's first step, whose length
+     * nobody knows, goes to the step thread.
      */
     private boolean runsOnLoop(Step step) {
-        return data.device().kind() == DeviceKind.HOST && !(step.kernel instanceof KvCacheKernel) && step.tpSeq < 0
-                && !lockstep.inLockstep(step.key) && step.items.stream().allMatch(item -> item.node().loop == null);
+        if (data.device().kind() != DeviceKind.HOST || step.kernel instanceof KvCacheKernel || step.tpSeq >= 0
+                || lockstep.inLockstep(step.key) || step.items.stream().anyMatch(item -> item.node().loop != null)) {
+            return false;
+        }
+        Long perCall = nanosPerCall.get(step.key);
+        return perCall != null && perCall * step.items.size() < LOOP_STEP_MAX_NANOS;
     }
 
     /**
@@ -273,6 +287,7 @@ final class StepPipeline {
             if (step.error != null) {
                 failAll(step);
             } else {
+                nanosPerCall.put(step.key, step.nanos / step.items.size());
                 meters.batch(step.key.model(), step.key.node(), step.key.walk(), step.items.size(), step.nanos / 1e9);
                 finish(step);
             }

@@ -64,6 +64,8 @@ class MiniLmEngineTests extends ToyWorkers {
 
     /** The threads the encoder's batches ran on. */
     private final List<String> stepThreads = new CopyOnWriteArrayList<>();
+    /** How much longer each of the encoder's batches takes than it would. */
+    private volatile long extraMillis;
 
     @Override
     ModelKernels kernels() {
@@ -76,6 +78,13 @@ class MiniLmEngineTests extends ToyWorkers {
             @Override
             public List<NodeResult> forward(Device device, List<NodeCall> batch) {
                 stepThreads.add(Thread.currentThread().getName());
+                if (extraMillis > 0) {
+                    try {
+                        Thread.sleep(extraMillis);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
                 return kernel.forward(device, batch);
             }
         });
@@ -127,16 +136,31 @@ class MiniLmEngineTests extends ToyWorkers {
 
     /**
      * A one-shot node on a host device runs on the engine loop, not handed to the step thread and back: nothing could
-     * be speculated after it, and the hand-offs cost the request's latency (StepPipeline#runsOnLoop).
+     * be speculated after it, and the hand-offs cost the request's latency (StepPipeline#runsOnLoop). Its first step,
+     * of a length nobody knows yet, goes to the step thread (and so may a second one after a cold first).
      */
     @Test
-    void theEncodersStepsRunOnTheEngineLoopOfAHostWorker() throws Exception {
-        for (int i = 0; i < 3; i++) {
+    void theEncodersShortStepsRunOnTheEngineLoopOfAHostWorker() throws Exception {
+        for (int i = 0; i < 6; i++) {
             embed("loop-" + i, "sentence number " + i);
             conductor.pumpUntilRemoved(TIMEOUT);
         }
         assertThat(conductor.runs.values()).allSatisfy(run -> assertThat(run.failure).isNull());
-        assertThat(stepThreads).isNotEmpty().containsOnly(EngineLoop.threadName(ToyConductor.W0));
+        assertThat(stepThreads).hasSize(6);
+        assertThat(stepThreads.get(0)).isEqualTo("mstar-" + ToyConductor.W0.value() + "-step");
+        assertThat(stepThreads.subList(3, 6)).containsOnly(EngineLoop.threadName(ToyConductor.W0));
+    }
+
+    /** A step longer than the loop may block for stays on the step thread: the loop's heartbeats must not wait for it. */
+    @Test
+    void aLongStepStaysOnTheStepThread() throws Exception {
+        extraMillis = StepPipeline.LOOP_STEP_MAX_NANOS / 1_000_000 + 10;
+        for (int i = 0; i < 3; i++) {
+            embed("long-" + i, "sentence number " + i);
+            conductor.pumpUntilRemoved(TIMEOUT);
+        }
+        assertThat(conductor.runs.values()).allSatisfy(run -> assertThat(run.failure).isNull());
+        assertThat(stepThreads).hasSize(3).containsOnly("mstar-" + ToyConductor.W0.value() + "-step");
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.mstar.worker.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -55,7 +56,7 @@ public record EngineDescription(List<StepView> steps, Map<String, Integer> ready
     static RequestView describe(WorkerRequest request, boolean inStep) {
         List<PartitionView> partitions = new ArrayList<>();
         request.partitions.values().forEach(partition -> partitions.add(describe(partition)));
-        return new RequestView(request.requestId, request.model, request.phase.name().toLowerCase(java.util.Locale.ROOT),
+        return new RequestView(request.requestId, request.model, request.phase.name().toLowerCase(Locale.ROOT),
                 request.end == null ? null : request.end.value(), request.readsInFlight, inStep, partitions);
     }
 

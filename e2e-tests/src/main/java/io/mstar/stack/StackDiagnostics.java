@@ -2,6 +2,7 @@ package io.mstar.stack;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,8 +14,9 @@ import java.util.function.Supplier;
 
 /**
  * What a stack looks like when a request stopped moving, written beside its logs so that a failed run can be read
- * afterwards (docs/operability.md#a-request-that-does-not-move): the conductor's requests, each worker's
- * {@code /actuator/engine}, and a thread dump of every live service.
+ * afterwards (docs/operability.md#a-request-that-does-not-move): the conductor's requests, the stalled request's
+ * own view (live or removed), the conductor's metrics, each worker's {@code /actuator/engine}, and a thread dump of
+ * every live service.
  */
 public final class StackDiagnostics {
 
@@ -25,12 +27,12 @@ public final class StackDiagnostics {
     }
 
     /**
-     * Writes the diagnostics under {@code <state dir>/diagnostics/<label>-<epoch ms>} and answers that directory. Never
-     * throws for a service that does not answer: its file says why instead.
+     * Writes the diagnostics of {@code requestId} under {@code <state dir>/diagnostics/<request id>-<epoch ms>} and
+     * answers that directory. Never throws for a service that does not answer: its file says why instead.
      */
-    public static Path capture(LocalStack stack, String label) {
+    public static Path capture(LocalStack stack, String requestId) {
         Path dir = stack.stateDir().resolve("diagnostics")
-                .resolve(label.replaceAll("[^A-Za-z0-9._-]", "_") + "-" + Instant.now().toEpochMilli());
+                .resolve(requestId.replaceAll("[^A-Za-z0-9._-]", "_") + "-" + Instant.now().toEpochMilli());
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
@@ -41,6 +43,10 @@ public final class StackDiagnostics {
                 GET_TIMEOUT, Map.of("Authorization", "Bearer " + stack.adminToken().value())));
         write(dir.resolve("conductor-workers.json"), () -> HttpProbe.body(conductor.baseUrl() + "/admin/workers",
                 GET_TIMEOUT, Map.of("Authorization", "Bearer " + stack.adminToken().value())));
+        // the stalled request's own view, live or removed: its state, outcome and abort reason
+        write(dir.resolve("request.json"), () -> HttpProbe.body(conductor.baseUrl() + "/v1/requests/"
+                + URLEncoder.encode(requestId, StandardCharsets.UTF_8), GET_TIMEOUT));
+        write(dir.resolve("conductor-metrics.txt"), () -> HttpProbe.body(conductor.prometheusUrl(), GET_TIMEOUT));
         for (ServiceProcess worker : stack.workers()) {
             write(dir.resolve(worker.name() + "-engine.json"),
                     () -> HttpProbe.body(worker.baseUrl() + "/actuator/engine", GET_TIMEOUT));

@@ -2,6 +2,7 @@ package io.mstar.stack;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,8 +16,8 @@ import java.util.function.Supplier;
 /**
  * What a stack looks like when a request stopped moving, written beside its logs so that a failed run can be read
  * afterwards (docs/operability.md#a-request-that-does-not-move): the conductor's requests, the stalled request's
- * own view (live or removed), the conductor's metrics, each worker's {@code /actuator/engine}, and a thread dump of
- * every live service.
+ * own view (live or removed), the conductor's metrics, each worker's {@code /actuator/engine}, the conductor's TCP
+ * queues, and a thread dump of every live service and of the client.
  */
 public final class StackDiagnostics {
 
@@ -39,10 +40,13 @@ public final class StackDiagnostics {
             throw new UncheckedIOException(e);
         }
         ServiceProcess conductor = stack.conductor();
+        Map<String, String> admin = Map.of("Authorization", "Bearer " + stack.adminToken().value());
         write(dir.resolve("conductor-requests.json"), () -> HttpProbe.body(conductor.baseUrl() + "/admin/requests",
-                GET_TIMEOUT, Map.of("Authorization", "Bearer " + stack.adminToken().value())));
+                GET_TIMEOUT, admin));
         write(dir.resolve("conductor-workers.json"), () -> HttpProbe.body(conductor.baseUrl() + "/admin/workers",
-                GET_TIMEOUT, Map.of("Authorization", "Bearer " + stack.adminToken().value())));
+                GET_TIMEOUT, admin));
+        // bytes queued on the client's connections: sent and unread, or never sent (SocketQueues)
+        write(dir.resolve("conductor-sockets.txt"), () -> SocketQueues.of(URI.create(conductor.baseUrl()).getPort()));
         // the stalled request's own view, live or removed: its state, outcome and abort reason
         write(dir.resolve("request.json"), () -> HttpProbe.body(conductor.baseUrl() + "/v1/requests/"
                 + URLEncoder.encode(requestId, StandardCharsets.UTF_8), GET_TIMEOUT));
@@ -52,18 +56,18 @@ public final class StackDiagnostics {
                     () -> HttpProbe.body(worker.baseUrl() + "/actuator/engine", GET_TIMEOUT));
         }
         for (ManagedProcess process : stack.processes()) {
-            write(dir.resolve(process.name() + "-threads.txt"), () -> threadDump(process));
+            write(dir.resolve(process.name() + "-threads.txt"),
+                    () -> process.isAlive() ? threadDump(process.pid()) : "not alive");
         }
+        // the client's side: where the threads reading the stalled stream wait
+        write(dir.resolve("client-threads.txt"), () -> threadDump(ProcessHandle.current().pid()));
         return dir;
     }
 
-    private static String threadDump(ManagedProcess process) {
-        if (!process.isAlive()) {
-            return "not alive";
-        }
+    private static String threadDump(long pid) {
         Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
         try {
-            Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print", "-l")
+            Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(pid), "Thread.print", "-l")
                     .redirectErrorStream(true).start();
             byte[] out = dump.getInputStream().readAllBytes();
             if (!dump.waitFor(DUMP_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -207,6 +208,13 @@ class ToyTtsTests {
             assertThat(Files.readString(dir.resolve("conductor-metrics.txt"))).contains("mstar_conductor_");
             assertThat(Files.readString(dir.resolve("worker-1-threads.txt"))).contains("mstar-worker-1-engine-loop");
             assertThat(Files.readString(dir.resolve("conductor-threads.txt"))).contains("mstar-conductor-lifecycle");
+            assertThat(Files.readString(dir.resolve("client-threads.txt"))).contains("HttpClient");
+            // this stream's connection, seen from both ends
+            int port = URI.create(STACK.stack().conductor().baseUrl()).getPort();
+            List<String[]> sockets = Files.readAllLines(dir.resolve("conductor-sockets.txt")).stream().skip(1)
+                    .map(l -> l.split(" ")).filter(f -> f[2].equals("ESTABLISHED")).toList();
+            assertThat(sockets).as("server ends").anyMatch(f -> f[0].endsWith(":" + port));
+            assertThat(sockets).as("client ends").anyMatch(f -> f[1].endsWith(":" + port));
             assertThat(STACK.client().delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
             List<JsonNode> rest = stream.readAll();
             assertThat(rest.get(rest.size() - 1).path("type").asString()).isEqualTo("aborted");

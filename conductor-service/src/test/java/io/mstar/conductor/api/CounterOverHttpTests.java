@@ -10,6 +10,8 @@ import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -111,6 +113,32 @@ class CounterOverHttpTests {
             assertThat(e.data()).containsEntry("type", "done");
         });
         finishAndAssertReleased("h-2");
+    }
+
+    @Test
+    void anOutputWhoseReadIsHeldShowsInTheViewAndHoldsTheLaterOnes() throws Exception {
+        workers.holdReads();
+        playWorkers("h-3", 3, 1);
+        CompletableFuture<List<Map<String, Object>>> answer = CompletableFuture.supplyAsync(() -> web.mutate()
+                .responseTimeout(Duration.ofSeconds(30)).build().post().uri("/v1/requests")
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"model\":\"counter\",\"request_id\":\"h-3\",\"stream\":true,\"max_tokens\":3,"
+                        + "\"inputs\":{\"tokens\":{\"tokens\":[2]}}}")
+                .exchange().expectStatus().isOk()
+                .returnResult(new ParameterizedTypeReference<Map<String, Object>>() { }).getResponseBody()
+                .collectList().block(Duration.ofSeconds(30)));
+        // every output was received and none could be read: each waits, in its loop order
+        await().atMost(Duration.ofSeconds(10)).until(() -> loop.askRequests(r -> r.view("h-3")).blockOptional()
+                .map(v -> v.outputsWaiting().equals(Map.of("prefill_out", 1, "token", 3, "text", 2))).orElse(false));
+        assertThat(loop.askRequests(r -> r.view("h-3")).block().readsInFlight()).isPositive();
+        assertThat(loop.askRequests(r -> r.view("h-3")).block().chunksDelivered()).isZero();
+
+        workers.releaseReads();
+        List<Map<String, Object>> chunks = answer.get(30, TimeUnit.SECONDS);
+        assertThat(chunks).filteredOn(c -> "token".equals(c.get("name"))).extracting(c -> c.get("data"))
+                .containsExactly(List.of(6), List.of(7), List.of(8));
+        assertThat(chunks).extracting(c -> c.get("type")).last().isEqualTo("done");
+        finishAndAssertReleased("h-3");
     }
 
     /** Plays both workers on another thread once the request runs: prefill, decode passes, detok. */

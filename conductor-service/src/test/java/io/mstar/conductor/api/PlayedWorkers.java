@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import io.mstar.conductor.lifecycle.LifecycleLoop;
 import io.mstar.deployment.ConfigDigest;
@@ -20,6 +22,7 @@ import io.mstar.messaging.Received;
 import io.mstar.tensor.TensorUuids;
 import io.mstar.tensor.transport.ServedTensors;
 import io.mstar.tensor.transport.TensorServer;
+import io.mstar.tensor.transport.TensorSource;
 import io.mstar.wire.ConductorMessage;
 import io.mstar.wire.ConductorMessageBody;
 import io.mstar.wire.ReadsDone;
@@ -35,18 +38,39 @@ public final class PlayedWorkers implements AutoCloseable {
 
     public static final EntityId W0 = EntityId.worker(0);
     public static final EntityId W1 = EntityId.worker(1);
+    private static final Duration READ_HOLD_LIMIT = Duration.ofSeconds(20);
 
     private final LifecycleLoop loop;
     private final Map<EntityId, Incarnation> incarnations = Map.of(W0, Incarnation.random(), W1, Incarnation.random());
     private final ServedTensors served = new ServedTensors();
     private final TensorUuids uuids;
     private final TensorServer server;
+    /** Open unless {@link #holdReads()}: a read of a held tensor waits here, on the server's thread. */
+    private volatile CountDownLatch readGate = new CountDownLatch(0);
 
     /** {@code uuids} null: no tensor server. */
     private PlayedWorkers(LifecycleLoop loop, TensorUuids uuids) {
         this.loop = loop;
         this.uuids = uuids;
-        this.server = uuids == null ? null : TensorServer.start(served, "127.0.0.1", 0, "127.0.0.1", 1);
+        this.server = uuids == null ? null : TensorServer.start(this::pin, "127.0.0.1", 0, "127.0.0.1", 1);
+    }
+
+    private TensorSource.Pin pin(long uuid) {
+        try {
+            readGate.await(READ_HOLD_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return served.pin(uuid);
+    }
+
+    /** From now on every read waits (at most {@link #READ_HOLD_LIMIT}) until {@link #releaseReads()}. */
+    public void holdReads() {
+        readGate = new CountDownLatch(1);
+    }
+
+    public void releaseReads() {
+        readGate.countDown();
     }
 
     /** Workers that only send control messages. */

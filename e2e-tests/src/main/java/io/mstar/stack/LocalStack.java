@@ -110,7 +110,7 @@ public final class LocalStack implements AutoCloseable {
     private synchronized ServiceProcess startService(String name, Path jar, int port, List<String> args) {
         refuseWhenStopping();
         ServiceProcess service = ServiceProcess.start(new ServiceProcess.Spec(name, jar, port, settings.bindAddress,
-                args, logFile(name), settings.stateDir, Duration.ofSeconds(30)));
+                args, settings.serviceJvmOptions, logFile(name), settings.stateDir, Duration.ofSeconds(30)));
         services.add(service);
         ProcessRecord.ofService(service).write(runDir);
         return service;
@@ -307,6 +307,7 @@ public final class LocalStack implements AutoCloseable {
         private Duration readyTimeout = Duration.ofSeconds(180);
         private Consumer<String> progress = line -> { };
         private List<String> serviceArgs = List.of();
+        private List<String> serviceJvmOptions = List.of();
         private String deploymentYaml;
         private Path deploymentFile;
 
@@ -396,6 +397,15 @@ public final class LocalStack implements AutoCloseable {
         /** Extra Spring arguments ({@code --name=value}) for every service, e.g. histogram buckets for a benchmark. */
         public Builder serviceArgs(List<String> serviceArgs) {
             this.serviceArgs = List.copyOf(serviceArgs);
+            return this;
+        }
+
+        /**
+         * Extra JVM options for the conductor and every worker (not the broker), e.g. {@code -XX:TieredStopAtLevel=1}
+         * for stacks that live for a test class and are mostly starting up.
+         */
+        public Builder serviceJvmOptions(List<String> serviceJvmOptions) {
+            this.serviceJvmOptions = List.copyOf(serviceJvmOptions);
             return this;
         }
 

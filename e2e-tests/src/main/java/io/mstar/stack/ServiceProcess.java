@@ -13,16 +13,19 @@ import java.util.List;
  */
 public final class ServiceProcess implements AutoCloseable {
 
-    /** How a service is started: its entity name, jar, HTTP port and Spring arguments. */
     /**
+     * How a service is started: its entity name, jar, HTTP port, Spring arguments and JVM options beyond the heap and
+     * collector every service gets.
+     *
      * @param bindAddress what the service's HTTP server binds ({@code 127.0.0.1} unless {@code bin/mstar up --bind});
      *                    probes reach it there, or on loopback when it is the wildcard
      */
-    public record Spec(String name, Path jar, int httpPort, String bindAddress, List<String> args, Path logFile,
-                       Path workingDir, Duration stopGrace) {
+    public record Spec(String name, Path jar, int httpPort, String bindAddress, List<String> args,
+                       List<String> jvmOptions, Path logFile, Path workingDir, Duration stopGrace) {
 
         public Spec {
             args = List.copyOf(args);
+            jvmOptions = List.copyOf(jvmOptions);
         }
 
         String probeHost() {
@@ -45,8 +48,9 @@ public final class ServiceProcess implements AutoCloseable {
         // Actuator and API on loopback unless asked otherwise: a developer's stack is not a network service.
         args.add("--server.address=" + spec.bindAddress());
         args.addAll(spec.args());
-        List<String> command = JavaCommand.jar(spec.jar(),
-                List.of(JavaCommand.HEAP, "-XX:+UseSerialGC", "-Djava.awt.headless=true"), args);
+        List<String> jvmOptions = new ArrayList<>(List.of(JavaCommand.HEAP, "-XX:+UseSerialGC", "-Djava.awt.headless=true"));
+        jvmOptions.addAll(spec.jvmOptions());
+        List<String> command = JavaCommand.jar(spec.jar(), jvmOptions, args);
         return new ServiceProcess(spec, ManagedProcess.start(spec.name(), command, spec.workingDir(), spec.logFile()));
     }
 

@@ -67,7 +67,7 @@ class ToyTtsTensorParallelTests {
         }
         Path stateDir = ProjectLayout.discover().root().resolve("e2e-tests/target/e2e-stacks/ToyTtsTensorParallelOne");
         KafkaBroker.deleteRecursively(stateDir);
-        try (LocalStack one = LocalStack.builder().stateDir(stateDir).workers(1)
+        try (LocalStack one = LocalStackExtension.testStack().stateDir(stateDir).workers(1)
                 .deploymentYaml(ToyTtsDeployments.colocated(512)).readyTimeout(Duration.ofSeconds(180)).start();
                 MstarClient client = new MstarClient(one)) {
             for (int i = 0; i < PROMPTS.length; i++) {

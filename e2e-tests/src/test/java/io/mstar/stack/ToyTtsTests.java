@@ -121,7 +121,7 @@ class ToyTtsTests {
 
         Path stateDir = ProjectLayout.discover().root().resolve("e2e-tests/target/e2e-stacks/ToyTtsTestsColocated");
         KafkaBroker.deleteRecursively(stateDir);
-        try (LocalStack colocated = LocalStack.builder().stateDir(stateDir).workers(1).deploymentYaml(COLOCATED)
+        try (LocalStack colocated = LocalStackExtension.testStack().stateDir(stateDir).workers(1).deploymentYaml(COLOCATED)
                 .readyTimeout(Duration.ofSeconds(180)).start();
                 MstarClient other = new MstarClient(colocated)) {
             for (int i = 0; i < prompts.length; i++) {

@@ -203,8 +203,11 @@ class ToyTtsTests {
             JsonNode tokens = codec.path("partitions").get(0).path("streams").get(0);
             assertThat(tokens.path("registered").asLong()).as("tokens streamed to the codec %s", codec).isPositive();
             assertThat(tokens.path("producerDone").asBoolean()).isFalse();
-            assertThat(MstarClient.JSON.readTree(Files.readString(dir.resolve("request.json"))).path("state").asString())
-                    .isEqualTo("running");
+            JsonNode view = MstarClient.JSON.readTree(Files.readString(dir.resolve("request.json")));
+            assertThat(view.path("state").asString()).isEqualTo("running");
+            // the response took at least the 40 chunks read here, and is still open
+            assertThat(view.path("client_stream").path("taken").asLong()).isGreaterThanOrEqualTo(40);
+            assertThat(view.path("client_stream").path("completed").asBoolean()).isFalse();
             assertThat(Files.readString(dir.resolve("conductor-metrics.txt"))).contains("mstar_conductor_");
             assertThat(Files.readString(dir.resolve("worker-1-threads.txt"))).contains("mstar-worker-1-engine-loop");
             assertThat(Files.readString(dir.resolve("conductor-threads.txt"))).contains("mstar-conductor-lifecycle");

@@ -52,6 +52,7 @@ final class ActiveRequest {
     final Map<String, List<PendingOutput>> pendingBySignal = new HashMap<>();
     int readsInFlight;
     int chunksDelivered;
+    final ClientStreamWatch clientStream = new ClientStreamWatch();
     long lastChunkNanos;
     long arrivals;
 
@@ -106,7 +107,7 @@ final class ActiveRequest {
         });
         return new RequestView(id(), submission.model(), state, outcome, errorType == null ? null : errorType.value(),
                 abortReason == null ? null : abortReason.value(), detail, submittedAt, tokens, chunksDelivered, progress,
-                readsInFlight, waiting);
+                readsInFlight, waiting, clientStream.snapshot());
     }
 
     /** One partition's progress through its walks. */

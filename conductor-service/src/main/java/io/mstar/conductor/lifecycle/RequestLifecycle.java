@@ -74,6 +74,13 @@ public final class RequestLifecycle {
     public record Published(int inFlight, int queued) {
     }
 
+    /** A removed request: its view at removal, and its client stream, which may still be taking the last chunks. */
+    private record Tombstone(RequestView removedView, ClientStreamWatch stream) {
+        RequestView view() {
+            return removedView.withClientStream(stream.snapshot());
+        }
+    }
+
     /** What a submission gets back: its id and its output stream (one subscriber). */
     public record Admission(String requestId, Flux<Chunk> chunks) {
     }
@@ -89,9 +96,9 @@ public final class RequestLifecycle {
     private final OutputDelivery delivery;
     private final Map<String, ActiveRequest> requests = new HashMap<>();
     private final ArrayDeque<String> queue = new ArrayDeque<>();
-    private final LinkedHashMap<String, RequestView> removed = new LinkedHashMap<>(16, 0.75f, false) {
+    private final LinkedHashMap<String, Tombstone> removed = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, RequestView> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Tombstone> eldest) {
             return size() > TOMBSTONES;
         }
     };
@@ -205,7 +212,7 @@ public final class RequestLifecycle {
             log.debug("request {} queued ({} waiting)", id, queue.size());
         }
         publish();
-        return new Admission(id, request.sink.asFlux());
+        return new Admission(id, request.clientStream.watch(request.sink.asFlux()));
     }
 
     /** The seed of a request without an explicit one: a pure function of its id (a pinned id reproduces). */
@@ -561,7 +568,7 @@ public final class RequestLifecycle {
         tensors.removeRequest(request.id());
         tensors.forgetReads(request.id());
         requests.remove(request.id());
-        removed.put(request.id(), request.view());
+        removed.put(request.id(), new Tombstone(request.view(), request.clientStream));
         publish();
     }
 
@@ -610,14 +617,18 @@ public final class RequestLifecycle {
     public RequestView view(String requestId) {
         checkOwner();
         ActiveRequest request = requests.get(requestId);
-        return request != null ? request.view() : removed.get(requestId);
+        if (request != null) {
+            return request.view();
+        }
+        Tombstone tombstone = removed.get(requestId);
+        return tombstone == null ? null : tombstone.view();
     }
 
     /** Live requests (and, for {@link RequestState#REMOVED}, remembered ones) in {@code state}, or all live ones. */
     public List<RequestView> list(RequestState state) {
         checkOwner();
         if (state == RequestState.REMOVED) {
-            return List.copyOf(removed.values());
+            return removed.values().stream().map(Tombstone::view).toList();
         }
         return requests.values().stream().filter(r -> state == null || r.state == state)
                 .sorted((a, b) -> Long.compare(a.submittedNanos, b.submittedNanos)).map(ActiveRequest::view).toList();

@@ -24,6 +24,7 @@ import io.mstar.wire.RequestOutcome;
  * @param readsInFlight   reads of its outputs started and not finished
  * @param outputsWaiting  per output signal, outputs received and not yet delivered (read, or waiting for an earlier
  *                        one of its loop order)
+ * @param clientStream    what the client's response did with the chunks delivered (and the terminal one)
  */
 public record RequestView(@JsonProperty("request_id") String requestId, @JsonProperty("model") String model,
         @JsonProperty("state") RequestState state, @JsonProperty("outcome") RequestOutcome outcome,
@@ -33,7 +34,25 @@ public record RequestView(@JsonProperty("request_id") String requestId, @JsonPro
         @JsonProperty("chunks_delivered") int chunksDelivered,
         @JsonProperty("partitions") Map<String, PartitionProgress> partitions,
         @JsonProperty("reads_in_flight") int readsInFlight,
-        @JsonProperty("outputs_waiting") Map<String, Integer> outputsWaiting) {
+        @JsonProperty("outputs_waiting") Map<String, Integer> outputsWaiting,
+        @JsonProperty("client_stream") ClientStream clientStream) {
+
+    /** The same view with {@code stream} as its client stream (a removed request's stream may still move). */
+    RequestView withClientStream(ClientStream stream) {
+        return new RequestView(requestId, model, state, outcome, errorType, abortReason, detail, submittedAt,
+                tokensProduced, chunksDelivered, partitions, readsInFlight, outputsWaiting, stream);
+    }
+
+    /**
+     * The client's side of the chunk stream: whether its response subscribed, how many chunks it asked for (-1:
+     * without bound) and took, whether it received the end, and whether it cancelled (a client that went away).
+     * {@code taken} below {@code chunks_delivered} plus the terminal chunk, with {@code requested} equal to
+     * {@code taken}, is a response that stopped asking: the client is not reading.
+     */
+    public record ClientStream(@JsonProperty("subscribed") boolean subscribed, @JsonProperty("requested") long requested,
+            @JsonProperty("taken") long taken, @JsonProperty("completed") boolean completed,
+            @JsonProperty("cancelled") boolean cancelled) {
+    }
 
     /**
      * A partition's walk and pass now, whether it is done, and how many of the pass's worker graphs reported (a pass

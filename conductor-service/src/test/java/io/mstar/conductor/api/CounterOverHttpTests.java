@@ -132,6 +132,10 @@ class CounterOverHttpTests {
                 .map(v -> v.outputsWaiting().equals(Map.of("prefill_out", 1, "token", 3, "text", 2))).orElse(false));
         assertThat(loop.askRequests(r -> r.view("h-3")).block().readsInFlight()).isPositive();
         assertThat(loop.askRequests(r -> r.view("h-3")).block().chunksDelivered()).isZero();
+        assertThat(loop.askRequests(r -> r.view("h-3")).block().clientStream())
+                .satisfies(c -> assertThat(c.subscribed()).isTrue())
+                .satisfies(c -> assertThat(c.requested()).isNotZero())
+                .satisfies(c -> assertThat(c.taken()).isZero());
 
         workers.releaseReads();
         List<Map<String, Object>> chunks = answer.get(30, TimeUnit.SECONDS);
@@ -198,7 +202,13 @@ class CounterOverHttpTests {
                 .jsonPath("$.partitions.detok.walk").isEqualTo("chunk")
                 .jsonPath("$.partitions.detok.done").isEqualTo(true)
                 .jsonPath("$.reads_in_flight").isEqualTo(0)
-                .jsonPath("$.outputs_waiting").isEmpty();
+                .jsonPath("$.outputs_waiting").isEmpty()
+                // the response took every chunk handed out, the terminal one too, and saw the end
+                .jsonPath("$.client_stream.subscribed").isEqualTo(true)
+                .jsonPath("$.client_stream.taken").value(taken -> assertThat(((Number) taken).intValue())
+                        .isEqualTo(loop.askRequests(r -> r.view(id)).block().chunksDelivered() + 1))
+                .jsonPath("$.client_stream.completed").isEqualTo(true)
+                .jsonPath("$.client_stream.cancelled").isEqualTo(false);
     }
 
     private ResultTensors result(String id, String producer, String signal, int fwd, int iteration, int... values) {

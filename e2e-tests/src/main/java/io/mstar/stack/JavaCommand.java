@@ -11,8 +11,11 @@ import java.util.List;
  */
 final class JavaCommand {
 
-    /** Per-process heap cap: four JVMs plus the build stay far inside 24 GiB. */
-    static final String HEAP = "-Xmx512m";
+    /**
+     * Every child JVM's options before its own: a heap cap (four JVMs plus the build stay far inside 24 GiB), the
+     * serial collector, and no display.
+     */
+    static final List<String> BASE_OPTIONS = List.of("-Xmx512m", "-XX:+UseSerialGC", "-Djava.awt.headless=true");
 
     private JavaCommand() {
     }
@@ -21,10 +24,14 @@ final class JavaCommand {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
-    /** {@code classpathArgs}: a java launcher argument file holding the {@code -cp} option. */
+    /**
+     * {@code classpathArgs}: a java launcher argument file holding the {@code -cp} option; {@code jvmOptions} follow
+     * {@link #BASE_OPTIONS}.
+     */
     static List<String> mainClass(Path classpathArgs, String mainClass, List<String> jvmOptions, List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(javaExecutable());
+        command.addAll(BASE_OPTIONS);
         command.addAll(jvmOptions);
         command.add("@" + classpathArgs);
         command.add(mainClass);
@@ -32,9 +39,11 @@ final class JavaCommand {
         return command;
     }
 
+    /** {@code jvmOptions} follow {@link #BASE_OPTIONS}. */
     static List<String> jar(Path jar, List<String> jvmOptions, List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(javaExecutable());
+        command.addAll(BASE_OPTIONS);
         command.addAll(jvmOptions);
         command.add("-jar");
         command.add(jar.toString());

@@ -61,8 +61,7 @@ public final class KafkaBroker implements AutoCloseable {
             try (InputStream in = KafkaBroker.class.getResourceAsStream("broker-log4j2.properties")) {
                 Files.copy(in, logConfig);
             }
-            List<String> jvmOptions = List.of(JavaCommand.HEAP, "-XX:+UseSerialGC",
-                    "-Dlog4j2.configurationFile=" + logConfig, "-Djava.awt.headless=true");
+            List<String> jvmOptions = List.of("-Dlog4j2.configurationFile=" + logConfig);
             // The classpath goes in an argument file: ~40 jar paths would make the command line
             // unreadable in ps and longer than what ProcessHandle.Info reports.
             Path classpathArgs = dataDir.resolve("classpath.args");

@@ -48,9 +48,7 @@ public final class ServiceProcess implements AutoCloseable {
         // Actuator and API on loopback unless asked otherwise: a developer's stack is not a network service.
         args.add("--server.address=" + spec.bindAddress());
         args.addAll(spec.args());
-        List<String> jvmOptions = new ArrayList<>(List.of(JavaCommand.HEAP, "-XX:+UseSerialGC", "-Djava.awt.headless=true"));
-        jvmOptions.addAll(spec.jvmOptions());
-        List<String> command = JavaCommand.jar(spec.jar(), jvmOptions, args);
+        List<String> command = JavaCommand.jar(spec.jar(), spec.jvmOptions(), args);
         return new ServiceProcess(spec, ManagedProcess.start(spec.name(), command, spec.workingDir(), spec.logFile()));
     }
 

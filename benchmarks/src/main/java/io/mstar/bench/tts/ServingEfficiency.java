@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -103,10 +104,11 @@ import io.mstar.worker.kv.KvCache;
  * each runs exactly {@code --tokens} tokens. Ratios are engine tokens/s over the kernel-only tokens/s of the same
  * batch, measured in the same run; each figure is the best of its rounds, the ways taking turns
  * round by round, after a warm-up pass of every way at every batch (so the JIT compiles before anything is timed)
- * and one more untimed round per batch.
+ * and {@code --warmup} seconds of untimed rounds of every way per batch (at least one each). The warm-up is by time:
+ * the engine's per-step code runs once a step, and a few hundred steps leave it short of the JIT's last tier.
  *
  * <p>Options: {@code --device host|cuda|auto} (auto: CUDA when a GPU is visible), {@code --batches 1,8,32},
- * {@code --tokens 128}, {@code --prompt-bytes 32}, {@code --rounds 3}, {@code --modes} (some of
+ * {@code --tokens 128}, {@code --prompt-bytes 32}, {@code --rounds 3}, {@code --warmup 20}, {@code --modes} (some of
  * {@code synchronous,pipelined,speculated,resident}, the default), {@code --verbose} (INFO logging, see
  * {@link DriverLogging}).
  */
@@ -138,12 +140,13 @@ public final class ServingEfficiency {
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
         DriverOptions options = DriverOptions.parseOrExit("ServingEfficiency", args, "--device", "auto", "--batches",
-                "1,8,32", "--tokens", "128", "--prompt-bytes", "32", "--rounds", "3", "--modes",
+                "1,8,32", "--tokens", "128", "--prompt-bytes", "32", "--rounds", "3", "--warmup", "20", "--modes",
                 MODES.stream().map(Mode::name).collect(Collectors.joining(",")));
         int[] batches = options.integers("--batches", 1);
         int tokens = options.integer("--tokens", 1);
         int promptBytes = options.integer("--prompt-bytes", 1);
         int rounds = options.integer("--rounds", 1);
+        Duration warmup = Duration.ofSeconds(options.integer("--warmup", 0));
         List<String> names = List.of(options.get("--modes").split(","));
         List<Mode> modes = MODES.stream().filter(m -> names.contains(m.name())).toList();
         if (modes.size() != names.size()) {
@@ -179,8 +182,8 @@ public final class ServingEfficiency {
         try (Device device = devices.get()) {
             LmBackend backend = cuda ? new CudaLmBackend((CudaDevice) device, weights) : new HostLmBackend(weights);
             System.out.printf(Locale.ROOT, "toy-tts serving efficiency: device %s, lm on %s, codec on %s, prompt %d "
-                    + "bytes, %d tokens per request, best of %d rounds%n", device.name(), LM_WORKER.value(),
-                    CODEC_WORKER.value(), promptBytes, tokens, rounds);
+                    + "bytes, %d tokens per request, best of %d rounds after %d s of warm-up rounds per batch%n", device.name(),
+                    LM_WORKER.value(), CODEC_WORKER.value(), promptBytes, tokens, rounds, warmup.toSeconds());
             try (KvCache cache = new KvCache(device, kv, ToyTtsWeights.BYTES_PER_TOKEN)) {
                 Set<Long> claimedStepThreads = new HashSet<>();
                 for (Mode mode : modes) {
@@ -196,13 +199,14 @@ public final class ServingEfficiency {
                 // Every way at every batch once before any is timed: the JIT compiles each path's code then, not on
                 // the second core while a later way is measured (a short run's ratios otherwise rank the ways by the
                 // order they ran in).
+                int[] untimed = {0}; // untimed rounds count down from -1: request ids carry the round
                 for (int b : batches) {
                     for (Way way : ways) {
-                        way.round().tokensPerSecond(b, JIT_ROUND);
+                        way.round().tokensPerSecond(b, --untimed[0]);
                     }
                 }
                 for (int b : batches) {
-                    double[] row = best(rounds, b, ways);
+                    double[] row = best(warmup, rounds, b, ways, () -> --untimed[0]);
                     for (int w = 0; w < ways.size(); w++) {
                         System.out.printf(Locale.ROOT, "batch %d: %-12s %10.0f tokens/s  %.3f of kernel-only%n", b,
                                 ways.get(w).name(), row[w], row[w] / row[0]);
@@ -245,11 +249,7 @@ public final class ServingEfficiency {
         }
     }
 
-    /** The untimed rounds' numbers: request ids carry the round, and an id is never used twice. */
-    private static final int JIT_ROUND = -2;
-    private static final int WARM_UP_ROUND = -1;
-
-    /** One round at a batch size; negative rounds are untimed. */
+    /** One round at a batch size; negative rounds are untimed, and no round number is used twice. */
     private interface Round {
         double tokensPerSecond(int batch, int round) throws Exception;
     }
@@ -260,12 +260,17 @@ public final class ServingEfficiency {
 
     /**
      * The best tokens/s of each way at {@code batch} over {@code rounds}, the ways taking turns round by round so a
-     * spell of load on the machine falls on all of them alike; one more untimed round first.
+     * spell of load on the machine falls on all of them alike; untimed rounds of all of them in turns for
+     * {@code warmup} first (at least one each), numbered by {@code untimed}.
      */
-    private static double[] best(int rounds, int batch, List<Way> ways) throws Exception {
-        for (Way way : ways) {
-            way.round().tokensPerSecond(batch, WARM_UP_ROUND);
-        }
+    private static double[] best(Duration warmup, int rounds, int batch, List<Way> ways, IntSupplier untimed)
+            throws Exception {
+        long until = System.nanoTime() + warmup.toNanos();
+        do {
+            for (Way way : ways) {
+                way.round().tokensPerSecond(batch, untimed.getAsInt());
+            }
+        } while (System.nanoTime() < until);
         double[] best = new double[ways.size()];
         for (int r = 0; r < rounds; r++) {
             for (int w = 0; w < ways.size(); w++) {

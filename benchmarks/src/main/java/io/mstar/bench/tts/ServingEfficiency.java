@@ -182,8 +182,9 @@ public final class ServingEfficiency {
         try (Device device = devices.get()) {
             LmBackend backend = cuda ? new CudaLmBackend((CudaDevice) device, weights) : new HostLmBackend(weights);
             System.out.printf(Locale.ROOT, "toy-tts serving efficiency: device %s, lm on %s, codec on %s, prompt %d "
-                    + "bytes, %d tokens per request, best of %d rounds after %d s of warm-up rounds per batch%n", device.name(),
-                    LM_WORKER.value(), CODEC_WORKER.value(), promptBytes, tokens, rounds, warmup.toSeconds());
+                    + "bytes, %d tokens per request, best of %d rounds after %d s of warm-up rounds per batch%n",
+                    device.name(), LM_WORKER.value(), CODEC_WORKER.value(), promptBytes, tokens, rounds,
+                    warmup.toSeconds());
             try (KvCache cache = new KvCache(device, kv, ToyTtsWeights.BYTES_PER_TOKEN)) {
                 Set<Long> claimedStepThreads = new HashSet<>();
                 for (Mode mode : modes) {

@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.mstar.conductor.output.Chunk;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Operators;
 
 /**
  * What the client's side of a request's chunk stream did: whether the HTTP response subscribed, how many chunks it
@@ -22,7 +23,7 @@ final class ClientStreamWatch {
     /** {@code chunks} as the client's response sees it, watched. */
     Flux<Chunk> watch(Flux<Chunk> chunks) {
         return chunks.doOnSubscribe(s -> subscribed = true)
-                .doOnRequest(n -> requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b))
+                .doOnRequest(n -> requested.accumulateAndGet(n, Operators::addCap))
                 .doOnNext(c -> taken.incrementAndGet())
                 .doOnComplete(() -> completed = true)
                 .doOnCancel(() -> cancelled = true);

@@ -47,10 +47,12 @@ public record RequestView(@JsonProperty("request_id") String requestId, @JsonPro
      * The client's side of the chunk stream: whether its response subscribed, how many chunks it asked for (-1:
      * without bound) and took, whether it received the end, and whether it cancelled (a client that went away).
      * {@code taken} below {@code chunks_delivered} plus the terminal chunk, with {@code requested} equal to
-     * {@code taken}, is a response that stopped asking: the client is not reading.
+     * {@code taken}, is a response that stopped asking: the client is not reading. A client that goes away cancels
+     * first and aborts its request; when the request's end is emitted before the cancel reaches this point, both
+     * {@code completed} and {@code cancelled} are set.
      */
-    public record ClientStream(@JsonProperty("subscribed") boolean subscribed, @JsonProperty("requested") long requested,
-            @JsonProperty("taken") long taken, @JsonProperty("completed") boolean completed,
+    public record ClientStream(@JsonProperty("subscribed") boolean subscribed,
+            @JsonProperty("requested") long requested, @JsonProperty("taken") long taken, @JsonProperty("completed") boolean completed,
             @JsonProperty("cancelled") boolean cancelled) {
     }
 

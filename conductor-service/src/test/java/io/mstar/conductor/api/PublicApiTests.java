@@ -153,9 +153,9 @@ class PublicApiTests {
 
         await().atMost(Duration.ofSeconds(10)).until(() -> "client_disconnect".equals(
                 loop.askRequests(r -> r.view("d-1").abortReason()).block()));
-        assertThat(loop.askRequests(r -> r.view("d-1").clientStream()).block())
-                .satisfies(c -> assertThat(c.cancelled()).as("the response cancelled").isTrue())
-                .satisfies(c -> assertThat(c.completed()).isFalse());
+        // the response cancelled; whether the end also passed depends on the abort racing the cancel (ClientStream)
+        assertThat(loop.askRequests(r -> r.view("d-1").clientStream()).block().cancelled())
+                .as("the response cancelled").isTrue();
     }
 
     private WebTestClient.ResponseSpec post(String json) {

@@ -61,6 +61,7 @@ public final class StackDiagnostics {
         }
         // the client's side: where the threads reading the stalled stream wait
         write(dir.resolve("client-threads.txt"), () -> threadDump(ProcessHandle.current().pid()));
+        write(dir.resolve("digest.txt"), () -> StallDigest.of(dir, conductor.spec().logFile(), requestId));
         return dir;
     }
 

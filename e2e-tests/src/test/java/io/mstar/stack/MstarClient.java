@@ -212,7 +212,8 @@ final class MstarClient implements AutoCloseable {
                 close();
                 throw new AssertionError("the body of request " + id + " did not end within " + limit.toMillis()
                         + " ms; read " + chunksSoFar() + " chunks (" + chunkNames() + "), the last " + lastChunkType()
-                        + (diagnostics == null ? "" : "; the stack's state then: " + diagnostics), e);
+                        + (diagnostics == null ? "" : "; the stack's state then: " + diagnostics + " (" + digest(diagnostics)
+                        + ")"), e);
             } catch (ExecutionException e) {
                 throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
             } catch (InterruptedException e) {
@@ -221,6 +222,15 @@ final class MstarClient implements AutoCloseable {
             }
             synchronized (chunks) {
                 return List.copyOf(chunks);
+            }
+        }
+
+        /** The capture's own summary, so a failure whose files are gone still tells where the stream stopped. */
+        private static String digest(Path diagnostics) {
+            try {
+                return java.nio.file.Files.readString(diagnostics.resolve("digest.txt"));
+            } catch (IOException e) {
+                return "no digest: " + e;
             }
         }
 

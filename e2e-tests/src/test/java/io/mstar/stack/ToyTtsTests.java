@@ -218,6 +218,10 @@ class ToyTtsTests {
                     .map(l -> l.split(" ")).filter(f -> f[2].equals("ESTABLISHED")).toList();
             assertThat(sockets).as("server ends").anyMatch(f -> f[0].endsWith(":" + port));
             assertThat(sockets).as("client ends").anyMatch(f -> f[1].endsWith(":" + port));
+            // the digest a stall's failure message carries: the view's end and stream, sockets, the conductor's log
+            assertThat(Files.readString(dir.resolve("digest.txt"))).startsWith("request running outcome=- ")
+                    .contains("client_stream={\"subscribed\":true").contains("holding bytes: ")
+                    .contains("conductor log: 0 warnings naming it");
             assertThat(STACK.client().delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
             List<JsonNode> rest = stream.readAll();
             assertThat(rest.get(rest.size() - 1).path("type").asString()).isEqualTo("aborted");

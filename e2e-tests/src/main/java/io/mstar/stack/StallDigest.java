@@ -58,13 +58,19 @@ final class StallDigest {
                 + (held.isEmpty() ? "none" : String.join(" | ", held));
     }
 
-    /** The conductor's warnings and errors that name the request (a refused emission says why here). */
+    /**
+     * The conductor's warnings and errors that name the request (a refused emission says why here), and its access-log
+     * line: present only once the response's last byte was written to the connection.
+     */
     private static String logged(Path log, String requestId) {
         try (Stream<String> lines = Files.lines(log)) {
-            List<String> named = lines.filter(l -> l.contains(requestId) && (l.contains("WARN") || l.contains("ERROR")))
-                    .toList();
-            return "conductor log: " + named.size() + " warnings naming it"
-                    + (named.isEmpty() ? "" : ", the last: " + abbreviate(named.get(named.size() - 1)));
+            List<String> named = lines.filter(l -> l.contains(requestId)).toList();
+            List<String> warned = named.stream().filter(l -> l.contains("WARN") || l.contains("ERROR")).toList();
+            List<String> accessed = named.stream().filter(l -> l.contains(" request_id=" + requestId + " ")).toList();
+            return "conductor log: " + warned.size() + " warnings naming it"
+                    + (warned.isEmpty() ? "" : ", the last: " + abbreviate(warned.get(warned.size() - 1)))
+                    + (accessed.isEmpty() ? ", no access-log line (the response's end was not written)"
+                            : ", access log: " + abbreviate(accessed.get(accessed.size() - 1)));
         } catch (IOException | RuntimeException e) {
             return "conductor log unreadable: " + e;
         }

@@ -221,7 +221,7 @@ class ToyTtsTests {
             // the digest a stall's failure message carries: the view's end and stream, sockets, the conductor's log
             assertThat(Files.readString(dir.resolve("digest.txt"))).startsWith("request running outcome=- ")
                     .contains("client_stream={\"subscribed\":true").contains("holding bytes: ")
-                    .contains("conductor log: 0 warnings naming it");
+                    .contains("conductor log: 0 warnings naming it, no access-log line");
             assertThat(STACK.client().delete("/v1/requests/" + id).statusCode()).isEqualTo(202);
             List<JsonNode> rest = stream.readAll();
             assertThat(rest.get(rest.size() - 1).path("type").asString()).isEqualTo("aborted");

@@ -36,7 +36,6 @@ import reactor.core.publisher.Mono;
 class RequestController {
 
     static final MediaType NDJSON = MediaType.APPLICATION_NDJSON;
-    static final String REQUEST_ID_HEADER = "Mstar-Request-Id";
 
     private final LifecycleLoop loop;
     private final SubmissionMapping mapping;
@@ -64,13 +63,13 @@ class RequestController {
                     .filter(c -> c.terminal() || modalities.isEmpty() || modalities.contains(c.modality()))
                     .doOnCancel(() -> abortQuietly(id, AbortReason.CLIENT_DISCONNECT));
             if (stream && sse) {
-                return ResponseEntity.ok().header(REQUEST_ID_HEADER, id).contentType(MediaType.TEXT_EVENT_STREAM)
+                return ResponseEntity.ok().header(ApiHeaders.REQUEST_ID, id).contentType(MediaType.TEXT_EVENT_STREAM)
                         .body(chunks.map(c -> ServerSentEvent.builder(c).event(c.type()).build()));
             }
             if (stream) {
-                return ResponseEntity.ok().header(REQUEST_ID_HEADER, id).contentType(NDJSON).body(chunks);
+                return ResponseEntity.ok().header(ApiHeaders.REQUEST_ID, id).contentType(NDJSON).body(chunks);
             }
-            return ResponseEntity.ok().header(REQUEST_ID_HEADER, id).body(collect(id, submission.model(), chunks));
+            return ResponseEntity.ok().header(ApiHeaders.REQUEST_ID, id).body(collect(id, submission.model(), chunks));
         });
     }
 

@@ -23,6 +23,7 @@ import org.springframework.web.server.UnsupportedMediaTypeStatusException;
 import com.fasterxml.jackson.annotation.JsonProperty;
 
 import io.mstar.conductor.api.ApiProperties;
+import io.mstar.conductor.api.ApiHeaders;
 import io.mstar.conductor.api.SubmitRequest;
 import io.mstar.conductor.error.ConductorException;
 import io.mstar.conductor.error.ErrorType;
@@ -45,7 +46,6 @@ import tools.jackson.databind.json.JsonMapper;
 class OpenAiController {
 
     private static final Logger log = LoggerFactory.getLogger(OpenAiController.class);
-    static final String REQUEST_ID_HEADER = "Mstar-Request-Id";
     static final MediaType WAV = MediaType.parseMediaType("audio/wav");
     static final MediaType PCM = MediaType.parseMediaType("audio/pcm");
 
@@ -128,12 +128,12 @@ class OpenAiController {
         return internal.submit(request).flatMap(admission -> {
             Flux<Chunk> chunks = watched(admission);
             if (plan.stream()) {
-                return Mono.just(ResponseEntity.ok().header(REQUEST_ID_HEADER, id)
+                return Mono.just(ResponseEntity.ok().header(ApiHeaders.REQUEST_ID, id)
                         .contentType(MediaType.TEXT_EVENT_STREAM).header("Cache-Control", "no-cache")
                         .body(ChatCompletions.stream(mapping, chunks, json::writeValueAsString)));
             }
             return ChatCompletions.collect(mapping, chunks).map(completion -> ResponseEntity.ok()
-                    .header(REQUEST_ID_HEADER, id).contentType(MediaType.APPLICATION_JSON)
+                    .header(ApiHeaders.REQUEST_ID, id).contentType(MediaType.APPLICATION_JSON)
                     .body(Flux.just(json.writeValueAsBytes(completion))));
         });
     }
@@ -151,10 +151,11 @@ class OpenAiController {
         return internal.submit(request).flatMap(admission -> {
             Flux<Chunk> chunks = watched(admission);
             if (plan.stream()) {
-                return Mono.just(ResponseEntity.ok().header(REQUEST_ID_HEADER, id).contentType(type)
+                return Mono.just(ResponseEntity.ok().header(ApiHeaders.REQUEST_ID, id).contentType(type)
                         .body(Speech.stream(plan.format(), chunks)));
             }
-            return Speech.collect(plan.format(), chunks).map(file -> ResponseEntity.ok().header(REQUEST_ID_HEADER, id)
+            return Speech.collect(plan.format(), chunks).map(file -> ResponseEntity.ok()
+                    .header(ApiHeaders.REQUEST_ID, id)
                     .contentType(type).contentLength(file.length).body(Flux.just(file)));
         });
     }

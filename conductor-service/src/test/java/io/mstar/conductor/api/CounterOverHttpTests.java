@@ -19,7 +19,10 @@ import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.MediaType;
 import org.springframework.http.codec.ServerSentEvent;
@@ -47,6 +50,7 @@ import io.mstar.wire.WorkerGraphsDone;
 // The same properties as PublicApiTests, so both share one cached context and broker.
 @ConductorOverHttp(properties = {"mstar.conductor.api.max-body-size=4KB", "mstar.conductor.api.max-input-bytes=64B",
         "mstar.conductor.admin.token=0123456789abcdef-test-token"})
+@ExtendWith(OutputCaptureExtension.class)
 class CounterOverHttpTests {
 
     /** The counter's worker graphs, numbered as the services number them (every model of the deployment split). */
@@ -73,7 +77,7 @@ class CounterOverHttpTests {
     }
 
     @Test
-    void ndjsonStreamCarriesEveryCounterOutputAsIntegerArraysAndEndsWithDone() {
+    void ndjsonStreamCarriesEveryCounterOutputAsIntegerArraysAndEndsWithDone(CapturedOutput output) {
         playWorkers("h-1", 3, 2);
         List<Map<String, Object>> chunks = web.post().uri("/v1/requests").contentType(MediaType.APPLICATION_JSON)
                 .bodyValue("{\"model\":\"counter\",\"request_id\":\"h-1\",\"stream\":true,\"max_tokens\":3,"
@@ -98,6 +102,9 @@ class CounterOverHttpTests {
                     assertThat(metadata).containsEntry("dtype", "int32").containsEntry("encoding", "json");
                 });
         finishAndAssertReleased("h-1");
+        // the access log's line, written once the response's last byte went out
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(output.getOut())
+                .containsPattern("POST /v1/requests 200 bytes=[1-9][0-9]* duration_ms=[0-9]+ request_id=h-1 remote="));
     }
 
     @Test

@@ -17,7 +17,7 @@ import io.mstar.conductor.error.ErrorType;
 class ValidationTests {
 
     private final Validation validation = new Validation(OpenAiProperties.defaults(),
-            new ApiProperties(DataSize.ofMegabytes(8), DataSize.ofMegabytes(4), 4096, 16));
+            new ApiProperties(DataSize.ofMegabytes(8), DataSize.ofMegabytes(4), 4096, 16, true));
 
     private static final List<ChatRequest.Message> HI = List.of(new ChatRequest.Message("user", "hi", null));
 
@@ -110,7 +110,7 @@ class ValidationTests {
     @Test
     void theDefaultChatBudgetIsCappedByTheApiLimit() {
         Validation small = new Validation(OpenAiProperties.defaults(),
-                new ApiProperties(DataSize.ofMegabytes(8), DataSize.ofMegabytes(4), 100, 16));
+                new ApiProperties(DataSize.ofMegabytes(8), DataSize.ofMegabytes(4), 100, 16, true));
         assertThat(small.chat(chatWith(f -> { })).maxTokens()).isEqualTo(100);
     }
 

@@ -1,6 +1,7 @@
 package io.mstar.stack;
 
 import java.io.BufferedReader;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -10,6 +11,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,8 +21,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -33,7 +38,7 @@ final class MstarClient implements AutoCloseable {
 
     private final String baseUrl;
     /** Ours, so close() can stop the client's threads (HttpClient.close() is Java 21). */
-    private final java.util.concurrent.ExecutorService executor = java.util.concurrent.Executors.newCachedThreadPool();
+    private final ExecutorService executor = Executors.newCachedThreadPool();
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .executor(executor).connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -144,13 +149,22 @@ final class MstarClient implements AutoCloseable {
 
         private final HttpResponse<InputStream> response;
         private final BufferedReader reader;
+        /** Body bytes the client library handed over so far: beside the access log's count, where the rest stopped. */
+        private final AtomicLong bodyBytes = new AtomicLong();
         private final List<JsonNode> chunks = new ArrayList<>();
         private final Function<String, Path> onStall;
 
         Stream(HttpResponse<InputStream> response, Function<String, Path> onStall) {
             this.response = response;
             this.onStall = onStall;
-            this.reader = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8));
+            this.reader = new BufferedReader(new InputStreamReader(new FilterInputStream(response.body()) {
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    int n = super.read(b, off, len);
+                    bodyBytes.addAndGet(Math.max(n, 0));
+                    return n;
+                }
+            }, StandardCharsets.UTF_8));
         }
 
         int status() {
@@ -212,6 +226,7 @@ final class MstarClient implements AutoCloseable {
                 close();
                 throw new AssertionError("the body of request " + id + " did not end within " + limit.toMillis()
                         + " ms; read " + chunksSoFar() + " chunks (" + chunkNames() + "), the last " + lastChunkType()
+                        + ", " + bodyBytes.get() + " body bytes"
                         + (diagnostics == null ? "" : "; the stack's state then: " + diagnostics + " (" + digest(diagnostics)
                         + ")"), e);
             } catch (ExecutionException e) {
@@ -228,7 +243,7 @@ final class MstarClient implements AutoCloseable {
         /** The capture's own summary, so a failure whose files are gone still tells where the stream stopped. */
         private static String digest(Path diagnostics) {
             try {
-                return java.nio.file.Files.readString(diagnostics.resolve("digest.txt"));
+                return Files.readString(diagnostics.resolve("digest.txt"));
             } catch (IOException e) {
                 return "no digest: " + e;
             }

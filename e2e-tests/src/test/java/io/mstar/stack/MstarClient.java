@@ -227,8 +227,8 @@ final class MstarClient implements AutoCloseable {
                 throw new AssertionError("the body of request " + id + " did not end within " + limit.toMillis()
                         + " ms; read " + chunksSoFar() + " chunks (" + chunkNames() + "), the last " + lastChunkType()
                         + ", " + bodyBytes.get() + " body bytes"
-                        + (diagnostics == null ? "" : "; the stack's state then: " + diagnostics + " (" + digest(diagnostics)
-                        + ")"), e);
+                        + (diagnostics == null ? ""
+                                : "; the stack's state then: " + diagnostics + " (" + digest(diagnostics) + ")"), e);
             } catch (ExecutionException e) {
                 throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
             } catch (InterruptedException e) {

@@ -50,7 +50,8 @@ class MstarClientTests {
                 long start = System.nanoTime();
                 assertThatThrownBy(() -> endless.readAll(Duration.ofMillis(500)))
                         .isInstanceOf(AssertionError.class)
-                        .hasMessageContaining("request endless did not end within 500 ms; read 1 chunks ({output=1}), the last output, 18 body bytes");
+                        .hasMessageContaining("request endless did not end within 500 ms; read 1 chunks ({output=1}), "
+                                + "the last output, 18 body bytes");
                 assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
             }
         } finally {

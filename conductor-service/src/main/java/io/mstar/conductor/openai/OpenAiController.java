@@ -22,8 +22,8 @@ import org.springframework.web.server.UnsupportedMediaTypeStatusException;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 
-import io.mstar.conductor.api.ApiProperties;
 import io.mstar.conductor.api.ApiHeaders;
+import io.mstar.conductor.api.ApiProperties;
 import io.mstar.conductor.api.SubmitRequest;
 import io.mstar.conductor.error.ConductorException;
 import io.mstar.conductor.error.ErrorType;

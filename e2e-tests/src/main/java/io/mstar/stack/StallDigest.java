@@ -18,6 +18,9 @@ import tools.jackson.databind.json.JsonMapper;
  */
 final class StallDigest {
 
+    /** The thread a test's client reads a whole stream on ({@code MstarClient.Stream.readAll}). */
+    static final String READER_THREAD = "e2e-stream-read-all";
+
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final int READER_FRAMES = 4;
 
@@ -80,7 +83,7 @@ final class StallDigest {
     private static String reader(Path file) {
         List<String> lines = read(file).lines().toList();
         for (int i = 0; i < lines.size(); i++) {
-            if (lines.get(i).startsWith("\"e2e-stream-read-all\"")) {
+            if (lines.get(i).startsWith("\"" + READER_THREAD + "\"")) {
                 List<String> frames = lines.subList(i + 1, Math.min(lines.size(), i + 2 + READER_FRAMES)).stream()
                         .map(String::strip).filter(l -> !l.isEmpty()).toList();
                 return "reader: " + String.join(" < ", frames);

@@ -215,7 +215,7 @@ final class MstarClient implements AutoCloseable {
                 } catch (RuntimeException e) {
                     ended.completeExceptionally(e);
                 }
-            }, "e2e-stream-read-all");
+            }, StallDigest.READER_THREAD);
             reading.setDaemon(true);
             reading.start();
             try {

@@ -52,8 +52,8 @@ public record RequestView(@JsonProperty("request_id") String requestId, @JsonPro
      * {@code completed} and {@code cancelled} are set.
      */
     public record ClientStream(@JsonProperty("subscribed") boolean subscribed,
-            @JsonProperty("requested") long requested, @JsonProperty("taken") long taken, @JsonProperty("completed") boolean completed,
-            @JsonProperty("cancelled") boolean cancelled) {
+            @JsonProperty("requested") long requested, @JsonProperty("taken") long taken,
+            @JsonProperty("completed") boolean completed, @JsonProperty("cancelled") boolean cancelled) {
     }
 
     /**

@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import tools.jackson.databind.JsonNode;
@@ -63,11 +64,13 @@ final class StallDigest {
 
     /**
      * The conductor's warnings and errors that name the request (a refused emission says why here), and its access-log
-     * line: present only once the response's last byte was written to the connection.
+     * line: present only once the response's last byte was written to the connection. The id counts as a whole word,
+     * so request {@code r-1} is not named by a line about {@code r-10}.
      */
     private static String logged(Path log, String requestId) {
+        Pattern id = Pattern.compile("(?<![\\w.-])" + Pattern.quote(requestId) + "(?![\\w.-])");
         try (Stream<String> lines = Files.lines(log)) {
-            List<String> named = lines.filter(l -> l.contains(requestId)).toList();
+            List<String> named = lines.filter(l -> id.matcher(l).find()).toList();
             List<String> warned = named.stream().filter(l -> l.contains("WARN") || l.contains("ERROR")).toList();
             List<String> accessed = named.stream().filter(l -> l.contains(" request_id=" + requestId + " ")).toList();
             return "conductor log: " + warned.size() + " warnings naming it"

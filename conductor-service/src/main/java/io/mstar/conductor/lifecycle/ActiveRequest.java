@@ -22,7 +22,7 @@ import reactor.core.publisher.Sinks;
 
 /**
  * One request's mutable state. Owned by the lifecycle loop; only {@link RequestLifecycle} and its
- * {@link OutputDelivery} touch it.
+ * {@link WalkDriver} and {@link OutputDelivery} touch it.
  */
 final class ActiveRequest {
 

@@ -32,40 +32,22 @@ import reactor.core.publisher.Sinks;
  *
  * <p>Owned by the lifecycle loop, like the {@link RequestLifecycle} that calls it and the {@link ActiveRequest}s it
  * writes: every method runs there, so nothing is locked. Reads complete on transport threads and come back through
- * {@code toLoop}; what a completed read does to the request's state goes to the {@link Callbacks}.
+ * {@code toLoop}; what a completed read does to the request's state goes to the {@link RequestCallbacks}.
  */
 final class OutputDelivery {
 
     // The category the lifecycle logged under before delivery had its own class; log filters on it keep matching.
     private static final Logger log = LoggerFactory.getLogger(RequestLifecycle.class);
 
-    /**
-     * What a completed read needs from the request lifecycle: by then the request may have ended, or gone.
-     * Called on the loop.
-     */
-    interface Callbacks {
-
-        /** Whether {@code request} is still the live request under its id (not removed, nor replaced). */
-        boolean live(ActiveRequest request);
-
-        void fail(ActiveRequest request, ErrorType type, String detail);
-
-        /** A running request whose outputs may now all be delivered. */
-        void maybeFinish(ActiveRequest request);
-
-        /** A draining request that may now have nothing left to wait for. */
-        void maybeRemove(ActiveRequest request);
-    }
-
     private final WorkerOutbox outbox;
     private final ConductorTensors tensors;
     private final RequestMeters meters;
     private final Consumer<Runnable> toLoop;
-    private final Callbacks requests;
+    private final RequestCallbacks requests;
     private final TensorAcks acks = new TensorAcks();
 
     OutputDelivery(WorkerOutbox outbox, ConductorTensors tensors, RequestMeters meters, Consumer<Runnable> toLoop,
-            Callbacks requests) {
+            RequestCallbacks requests) {
         this.outbox = outbox;
         this.tensors = tensors;
         this.meters = meters;

@@ -8,9 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -21,34 +19,24 @@ import io.mstar.conductor.error.ConductorException;
 import io.mstar.conductor.error.ErrorType;
 import io.mstar.conductor.model.ConductorPolicies;
 import io.mstar.conductor.model.ConductorPolicy;
-import io.mstar.conductor.model.PassResult;
 import io.mstar.conductor.model.PolicyRequest;
-import io.mstar.conductor.model.Step;
-import io.mstar.conductor.model.Transition;
 import io.mstar.conductor.output.Chunk;
 import io.mstar.conductor.tensors.ConductorTensors;
 import io.mstar.deployment.DeploymentConfig;
 import io.mstar.deployment.ModelConfig;
-import io.mstar.graph.GraphEdge;
 import io.mstar.graph.TensorPointerInfo;
 import io.mstar.graph.WorkerGraph;
 import io.mstar.graph.WorkerGraphSplit;
 import io.mstar.messaging.EntityId;
 import io.mstar.model.ModelGraphs;
-import io.mstar.request.CurrentForwardPassInfo;
 import io.mstar.wire.DrainRequest;
 import io.mstar.wire.FailRequests;
-import io.mstar.wire.InputSignals;
-import io.mstar.wire.NewRequest;
 import io.mstar.wire.ReadsDone;
 import io.mstar.wire.RemoveRequest;
 import io.mstar.wire.RequestOutcome;
 import io.mstar.wire.ResultTensors;
-import io.mstar.wire.UnpersistTensors;
 import io.mstar.wire.WorkerGraphsDone;
 import io.mstar.wire.WorkerErrorType;
-import io.mstar.wire.WorkerMessage;
-import io.mstar.wire.WorkerMessageBody;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 
@@ -59,26 +47,16 @@ import reactor.core.publisher.Sinks;
  * through {@link LifecycleLoop} and read the {@link #published()} counts.
  *
  * <p>Each request moves only through {@link #move}, which applies {@link RequestState#next} and updates the
- * metrics at the edges. {@link PassRouting} works out where a pass's inputs go; this class sends them. Outputs
- * reach the client through {@link OutputDelivery}, on the same loop; its reads complete on transport threads and
- * come back through the {@code toLoop} executor given at {@link #bindOwner}.
+ * metrics at the edges. A running request's walks go pass by pass through {@link WalkDriver}; its outputs reach the
+ * client through {@link OutputDelivery}, both on the same loop; reads and refused sends complete on other threads
+ * and come back through the {@code toLoop} executor given at {@link #bindOwner}.
  */
 public final class RequestLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(RequestLifecycle.class);
 
-    /** Removed requests remembered for status queries and for recognising late messages. */
-    static final int TOMBSTONES = 10_000;
-
     /** Counts other threads may read. */
     public record Published(int inFlight, int queued) {
-    }
-
-    /** A removed request: its view at removal, and its client stream, which may still be taking the last chunks. */
-    private record Tombstone(RequestView removedView, ClientStreamWatch stream) {
-        RequestView view() {
-            return removedView.withClientStream(stream.snapshot());
-        }
     }
 
     /** What a submission gets back: its id and its output stream (one subscriber). */
@@ -94,14 +72,10 @@ public final class RequestLifecycle {
     private final Duration drainTimeout;
     private final Clock clock;
     private final OutputDelivery delivery;
+    private final WalkDriver walks;
     private final Map<String, ActiveRequest> requests = new HashMap<>();
     private final ArrayDeque<String> queue = new ArrayDeque<>();
-    private final LinkedHashMap<String, Tombstone> removed = new LinkedHashMap<>(16, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Tombstone> eldest) {
-            return size() > TOMBSTONES;
-        }
-    };
+    private final RemovedRequests removed = new RemovedRequests();
     private Predicate<EntityId> workerReady = w -> false;
     private Consumer<Runnable> toLoop;
     private Thread owner;
@@ -124,8 +98,10 @@ public final class RequestLifecycle {
             models.put(model.name(), new ModelTopology(model, graphs.get(model.name()), split));
         }
         meters.bindGauges(() -> published.inFlight(), () -> published.queued());
-        // toLoop is read when a read completes, by then bound by bindOwner.
-        this.delivery = new OutputDelivery(outbox, tensors, meters, task -> toLoop.accept(task), new DeliveryCallbacks());
+        // toLoop is read when a read completes or a send is refused, by then bound by bindOwner.
+        RequestCallbacks callbacks = new Callbacks();
+        this.delivery = new OutputDelivery(outbox, tensors, meters, task -> toLoop.accept(task), callbacks);
+        this.walks = new WalkDriver(outbox, tensors, meters, task -> toLoop.accept(task), callbacks);
     }
 
     /**
@@ -169,17 +145,7 @@ public final class RequestLifecycle {
         if (requests.containsKey(id)) {
             throw new ConductorException(ErrorType.DUPLICATE_REQUEST_ID, "request '" + id + "' is still live");
         }
-        if (!submission.inputs().keySet().equals(policy.inputDtypes().keySet())) {
-            throw new ConductorException(ErrorType.INVALID_INPUT, "model '" + submission.model() + "' takes inputs "
-                    + new TreeSet<>(policy.inputDtypes().keySet()) + ", got " + new TreeSet<>(submission.inputs().keySet()));
-        }
-        submission.inputs().forEach((name, tensor) -> {
-            String want = policy.inputDtypes().get(name);
-            if (!want.equals(tensor.dtype())) {
-                throw new ConductorException(ErrorType.INVALID_INPUT, "input '" + name + "' must be " + want
-                        + ", was " + tensor.dtype());
-            }
-        });
+        submission.requireInputs(policy.inputDtypes());
         boolean admitNow = active < config.maxConcurrentRequests() && queue.isEmpty();
         if (!admitNow && queue.size() >= config.maxQueuedRequests()) {
             throw new ConductorException(ErrorType.QUEUE_FULL, "queue full (" + config.maxQueuedRequests() + " waiting)");
@@ -204,7 +170,7 @@ public final class RequestLifecycle {
             throw e;
         }
         requests.put(id, request);
-        removed.remove(id);
+        removed.forget(id);
         if (admitNow) {
             admit(request);
         } else {
@@ -234,27 +200,7 @@ public final class RequestLifecycle {
             return;
         }
         request.placement = placement;
-        try {
-            for (String partition : request.topology.graph().partitions().keySet()) {
-                Step first = request.policy.initial(partition, request.policyRequest);
-                ActiveRequest.PartitionRun run = new ActiveRequest.PartitionRun(partition, first);
-                request.partitions.put(partition, run);
-                Map<String, List<GraphEdge>> shares = PassRouting.route(request, first);
-                CurrentForwardPassInfo info = PassRouting.passInfo(request, run);
-                List<Integer> partitionWgs = request.topology.workerGraphIdsOfPartition(partition);
-                Set<String> partitionWorkers = new TreeSet<>();
-                for (int wg : partitionWgs) {
-                    partitionWorkers.addAll(placement.get(wg));
-                }
-                for (String worker : partitionWorkers) {
-                    List<GraphEdge> share = shares.getOrDefault(worker, List.of());
-                    send(request, worker, new NewRequest(request.id(), partitionWgs, placement, share, info,
-                            tensors.inlineData(share)));
-                }
-            }
-        } catch (ConductorException e) {
-            fail(request, e.type(), e.getMessage());
-        }
+        walks.start(request);
     }
 
     private void admitQueued() {
@@ -278,124 +224,7 @@ public final class RequestLifecycle {
                     done.requestId(), sender);
             return;
         }
-        ActiveRequest.PartitionRun run = request.partitions.get(done.partitionName());
-        if (run == null || run.done) {
-            log.debug("WorkerGraphsDone for {} partition {} of {} ignored", run == null ? "unknown" : "done",
-                    done.partitionName(), done.requestId());
-            return;
-        }
-        Set<Integer> walkWgs = new TreeSet<>();
-        request.topology.workerGraphsOfWalk(run.step.walk()).forEach(wg -> walkWgs.add(wg.id()));
-        boolean fresh = false;
-        for (int wg : done.workerGraphIds()) {
-            if (walkWgs.contains(wg) && request.placement.get(wg).contains(sender.value())) {
-                fresh |= run.reported.add(wg + "@" + sender.value());
-            }
-        }
-        if (!fresh) {
-            log.debug("duplicate or foreign WorkerGraphsDone {} from {} for {} ignored", done.workerGraphIds(), sender, done.requestId());
-            return;
-        }
-        done.persistSignals().forEach((signal, descriptors) -> {
-            List<TensorPointerInfo> acc = run.persisted.computeIfAbsent(signal, s -> new ArrayList<>());
-            for (TensorPointerInfo d : descriptors) {
-                if (acc.stream().noneMatch(x -> x.uuid() == d.uuid())) {
-                    acc.add(d);
-                }
-            }
-        });
-        if (done.isFirstTpRank()) {
-            done.newTokenCounts().forEach((signal, n) -> run.newTokenCounts.merge(signal, n, Integer::sum));
-        }
-        run.partitionDone |= done.partitionDone();
-        int expected = 0;
-        for (int wg : walkWgs) {
-            expected += request.placement.get(wg).size();
-        }
-        if (run.reported.size() < expected) {
-            return;
-        }
-        passDone(request, run, arrivedNanos);
-    }
-
-    private void passDone(ActiveRequest request, ActiveRequest.PartitionRun run, long arrivedNanos) {
-        int tokensThisPass = run.newTokenCounts.values().stream().mapToInt(Integer::intValue).sum();
-        run.tokensProduced += tokensThisPass;
-        PassResult result = new PassResult(run.name, run.step, run.passIndex, run.persisted, run.newTokenCounts,
-                run.tokensProduced, run.partitionDone);
-        Transition transition;
-        try {
-            transition = request.policy.next(result, request.policyRequest);
-        } catch (ConductorException e) {
-            fail(request, e.type(), e.getMessage());
-            return;
-        }
-        if (transition.kind() == Transition.Kind.NEXT) {
-            Step next = transition.next();
-            Map<String, List<GraphEdge>> shares;
-            try {
-                run.startPass(next);
-                shares = PassRouting.route(request, next);
-            } catch (ConductorException e) {
-                fail(request, e.type(), e.getMessage());
-                return;
-            }
-            CurrentForwardPassInfo info = PassRouting.passInfo(request, run);
-            // Only workers with inputs get InputSignals: the others learn the walk from their peers' edges. A walk
-            // given no inputs at all is announced to each of its workers, so its pass can start.
-            Set<String> targets = shares.isEmpty() ? PassRouting.workersOfWalk(request, next.walk()) : shares.keySet();
-            for (String worker : targets) {
-                send(request, worker, new InputSignals(request.id(),
-                        shares.getOrDefault(worker, List.of()), info, run.name, null));
-            }
-            meters.transition(request.submission.model(), next.walk(), Duration.ofNanos(System.nanoTime() - arrivedNanos));
-            unpersist(request, transition.unpersist());
-        } else if (transition.kind() == Transition.Kind.AWAIT_STREAM) {
-            run.startPass(run.step);
-        } else {
-            run.done = true;
-            unpersist(request, transition.unpersist());
-            producerDone(request, run);
-            maybeFinish(request);
-        }
-    }
-
-    /** Tells every partition fed by {@code producer}'s streaming edges that it is done. */
-    private void producerDone(ActiveRequest request, ActiveRequest.PartitionRun producer) {
-        for (String consumer : request.topology.streamConsumersOf(producer.name)) {
-            ActiveRequest.PartitionRun run = request.partitions.get(consumer);
-            if (run == null || run.done) {
-                continue;
-            }
-            CurrentForwardPassInfo info = PassRouting.passInfo(request, run);
-            for (String worker : PassRouting.workersOfWalk(request, run.step.walk())) {
-                send(request, worker, new InputSignals(request.id(), List.of(), info, consumer, Set.of(producer.name)));
-            }
-        }
-    }
-
-    /** {@code UnpersistTensors(uuid -> hand-out count)} to each producer of {@code descriptors}. */
-    private void unpersist(ActiveRequest request, List<TensorPointerInfo> descriptors) {
-        PassRouting.settleHandOuts(request, descriptors).forEach((producer, counts) ->
-                send(request, producer, new UnpersistTensors(request.id(), counts)));
-    }
-
-    /**
-     * Sends a message that moves a running request on. One the broker refuses (the producer gave up on it) fails the
-     * request at once: nothing else would tell the conductor that it was lost, and the request would wait for its
-     * deadline. Teardown messages go without this: the drain timeout bounds them.
-     */
-    private void send(ActiveRequest request, String worker, WorkerMessageBody body) {
-        outbox.send(EntityId.parse(worker), body).whenComplete((sent, error) -> {
-            if (error != null) {
-                toLoop.accept(() -> {
-                    if (requests.get(request.id()) == request && request.state == RequestState.RUNNING) {
-                        fail(request, ErrorType.MESSAGE_NOT_DELIVERED, WorkerMessage.of(body).messageType().value()
-                                + " to " + worker + " was refused: " + error);
-                    }
-                });
-            }
-        });
+        walks.onWorkerGraphsDone(request, done, sender, arrivedNanos);
     }
 
     // ---- outputs (delivered by OutputDelivery) ----
@@ -423,7 +252,7 @@ public final class RequestLifecycle {
         checkOwner();
         ActiveRequest request = requests.get(requestId);
         if (request == null) {
-            return removed.containsKey(requestId);
+            return removed.contains(requestId);
         }
         if (!request.state.ended()) {
             meters.cancelled(reason);
@@ -568,7 +397,7 @@ public final class RequestLifecycle {
         tensors.removeRequest(request.id());
         tensors.forgetReads(request.id());
         requests.remove(request.id());
-        removed.put(request.id(), new Tombstone(request.view(), request.clientStream));
+        removed.add(request);
         publish();
     }
 
@@ -620,15 +449,14 @@ public final class RequestLifecycle {
         if (request != null) {
             return request.view();
         }
-        Tombstone tombstone = removed.get(requestId);
-        return tombstone == null ? null : tombstone.view();
+        return removed.view(requestId);
     }
 
     /** Live requests (and, for {@link RequestState#REMOVED}, remembered ones) in {@code state}, or all live ones. */
     public List<RequestView> list(RequestState state) {
         checkOwner();
         if (state == RequestState.REMOVED) {
-            return removed.values().stream().map(Tombstone::view).toList();
+            return removed.views();
         }
         return requests.values().stream().filter(r -> state == null || r.state == state)
                 .sorted((a, b) -> Long.compare(a.submittedNanos, b.submittedNanos)).map(ActiveRequest::view).toList();
@@ -673,8 +501,8 @@ public final class RequestLifecycle {
         }
     }
 
-    /** The state machine as output delivery sees it; a private class so none of it becomes public API here. */
-    private final class DeliveryCallbacks implements OutputDelivery.Callbacks {
+    /** The state machine as walks and output delivery see it; a private class so none of it becomes public API here. */
+    private final class Callbacks implements RequestCallbacks {
 
         @Override
         public boolean live(ActiveRequest request) {

@@ -4,7 +4,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeSet;
 
+import io.mstar.conductor.error.ConductorException;
+import io.mstar.conductor.error.ErrorType;
 import io.mstar.request.SamplingConfig;
 
 /**
@@ -27,6 +30,24 @@ public record Submission(String requestId, String model, Map<String, InputTensor
         Objects.requireNonNull(model, "model");
         inputs = Map.copyOf(inputs);
         modelKwargs = Map.copyOf(modelKwargs);
+    }
+
+    /**
+     * Throws {@link ConductorException} ({@code INVALID_INPUT}) unless the inputs are exactly those {@code dtypes}
+     * names, each of its dtype: a model's policy's {@code inputDtypes}.
+     */
+    void requireInputs(Map<String, String> dtypes) {
+        if (!inputs.keySet().equals(dtypes.keySet())) {
+            throw new ConductorException(ErrorType.INVALID_INPUT, "model '" + model + "' takes inputs "
+                    + new TreeSet<>(dtypes.keySet()) + ", got " + new TreeSet<>(inputs.keySet()));
+        }
+        inputs.forEach((name, tensor) -> {
+            String want = dtypes.get(name);
+            if (!want.equals(tensor.dtype())) {
+                throw new ConductorException(ErrorType.INVALID_INPUT, "input '" + name + "' must be " + want
+                        + ", was " + tensor.dtype());
+            }
+        });
     }
 
     /** One input tensor: dtype name, shape and little-endian contiguous bytes. */

@@ -2,12 +2,8 @@ package io.mstar.tensor.bookkeeping;
 
 import io.mstar.graph.TensorPointerInfo;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 
 /**
  * The fast bookkeeper: a two-level index over {@code long} uuids into dense entry records – the reference count,
@@ -25,8 +21,8 @@ import java.util.Objects;
  * records.
  *
  * <p>The fields constant across one node's output batch (session, entity, node, walk, tp size and rank) are
- * interned once per batch as an "origin" shared by its rows, reference-counted so that walks which end release
- * theirs; dtype names are interned for good (there are a handful).
+ * interned once per batch as an "origin" shared by its rows ({@link Origins}), reference-counted so that walks which
+ * end release theirs; dtype and segment names are interned for good ({@link InternedNames}; there are a handful).
  *
  * <p>A descriptor handed in is COPIED into its entry record, unlike {@link PlainTensorBookkeeping}, which keeps the
  * caller's object. Anything relying on a later edit of the descriptor (register-for-send stamping the arena
@@ -68,9 +64,6 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private static final int ROW_MASK = PAGE - 1;
     /** No page key is this: page keys are {@code uuid >>> PAGE_BITS}, so their top bits are clear. */
     private static final long NO_PAGE_KEY = -1L;
-
-    private record Origin(String sessionId, String entity, String nodeName, String graphWalk, int tpSize, int tpRank) {
-    }
 
     private final ErrorCounts errors = new ErrorCounts();
 
@@ -116,21 +109,13 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     private boolean resolvedIncreasing;
 
     // ---- interning ----
-    private final Map<Origin, Integer> originIds = new HashMap<>();
-    private Origin[] origins = new Origin[16];
-    private int[] originUses = new int[16];
-    private int originHigh;
-    private int[] freeOrigins = new int[16];
-    private int freeOriginTop;
-    private int lastOrigin = -1;
-    private final Map<String, Integer> dtypeIds = new HashMap<>();
-    private final List<String> dtypeNames = new ArrayList<>();
+    private final Origins origins = new Origins();
+    private final InternedNames dtypeNames = new InternedNames();
     private int[] batchDtypes = new int[8];
     /** Registered arena segment index -> id in segmentNames, -1 where none. */
     private int[] segments = filled(8);
     /** Every segment name seen: registered ones and those on descriptors put from peers. Bounded by segments. */
-    private final List<String> segmentNames = new ArrayList<>();
-    private final Map<String, Integer> segmentNameIds = new HashMap<>();
+    private final InternedNames segmentNames = new InternedNames();
 
     private static int[] filled(int n) {
         int[] a = new int[n];
@@ -214,7 +199,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     /** Drops the record at row position {@code pos}, its entry and, with its last row, its page. */
     private void unlink(int pos) {
         int b = unlinkRow(pos) << ENTRY_SHIFT;
-        releaseOrigin((int) (ent[b + IDS] >>> 32), 1);
+        origins.release((int) (ent[b + IDS] >>> 32), 1);
         layouts.release((int) (ent[b + LAYOUT] >>> 32), 1);
     }
 
@@ -289,58 +274,6 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     }
 
     // ---- interning ----
-
-    private int internOrigin(String sessionId, String entity, String nodeName, String walk, int tpSize, int tpRank) {
-        if (lastOrigin >= 0) {
-            Origin o = origins[lastOrigin];
-            if (o.tpSize == tpSize && o.tpRank == tpRank && o.sessionId.equals(sessionId) && o.entity.equals(entity)
-                    && Objects.equals(o.nodeName, nodeName) && Objects.equals(o.graphWalk, walk)) {
-                return lastOrigin;
-            }
-        }
-        Origin key = new Origin(sessionId, entity, nodeName, walk, tpSize, tpRank);
-        Integer id = originIds.get(key);
-        if (id == null) {
-            int o;
-            if (freeOriginTop > 0) {
-                o = freeOrigins[--freeOriginTop];
-            } else {
-                if (originHigh == origins.length) {
-                    origins = Arrays.copyOf(origins, originHigh * 2);
-                    originUses = Arrays.copyOf(originUses, originHigh * 2);
-                    freeOrigins = Arrays.copyOf(freeOrigins, originHigh * 2);
-                }
-                o = originHigh++;
-            }
-            origins[o] = key;
-            originUses[o] = 0;
-            originIds.put(key, o);
-            id = o;
-        }
-        lastOrigin = id;
-        return id;
-    }
-
-    private void releaseOrigin(int o, int uses) {
-        if ((originUses[o] -= uses) == 0) {
-            originIds.remove(origins[o]);
-            origins[o] = null;
-            freeOrigins[freeOriginTop++] = o;
-            if (lastOrigin == o) {
-                lastOrigin = -1;
-            }
-        }
-    }
-
-    private int internDtype(String name) {
-        Integer id = dtypeIds.get(name);
-        if (id == null) {
-            id = dtypeNames.size();
-            dtypeNames.add(name);
-            dtypeIds.put(name, id);
-        }
-        return id;
-    }
 
     // ---- lookups ----
 
@@ -484,7 +417,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                         int o = (int) (t[b + IDS] >>> 32);
                         if (o != runOrigin) {
                             if (run > 0) {
-                                releaseOrigin(runOrigin, run);
+                                origins.release(runOrigin, run);
                             }
                             runOrigin = o;
                             run = 0;
@@ -510,7 +443,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         freeTop = top;
         if (blockRun > 0) {
             layouts.release(runBlock, blockRun);
-            releaseOrigin(runOrigin, run + blockRun);
+            origins.release(runOrigin, run + blockRun);
         }
         if (pageRun > 0) {
             releaseRows(runPage, pageRun);
@@ -599,11 +532,11 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             s[k] = ls[strides + k];
         }
         long ids = t[b + IDS];
-        Origin o = origins[(int) (ids >>> 32)];
+        Origins.Origin o = origins.get((int) (ids >>> 32));
         int seg = (int) (shape >> 32);
-        return new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.get((int) ids), t[b + NBYTES],
-                t[b + ADDRESS], t[b + OFFSET], o.sessionId, o.entity, o.tpSize, o.tpRank,
-                seg < 0 ? null : segmentNames.get(seg), t[b + SHM_OFFSET], o.nodeName, o.graphWalk);
+        return new TensorPointerInfo(id, List.of(d), List.of(s), dtypeNames.name((int) ids), t[b + NBYTES],
+                t[b + ADDRESS], t[b + OFFSET], o.sessionId(), o.entity(), o.tpSize(), o.tpRank(),
+                seg < 0 ? null : segmentNames.name(seg), t[b + SHM_OFFSET], o.nodeName(), o.graphWalk());
     }
 
     @Override
@@ -675,7 +608,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
     }
 
     private void insert(TensorPointerInfo info) {
-        int o = internOrigin(info.sourceSessionId(), info.sourceEntity(), info.sourceNodeName(),
+        int o = origins.intern(info.sourceSessionId(), info.sourceEntity(), info.sourceNodeName(),
                 info.sourceGraphWalk(), info.sourceTpSize(), info.sourceTpRank());
         // Not cached here: the copy is the point (a later edit of the caller's object must not show through).
         int rank = info.dims().size();
@@ -687,11 +620,11 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             ls[dims + rank + k] = info.stride().get(k);
         }
         layouts.hold(block, 1);
-        int e = newEntry(o, internDtype(info.dtype()), info.address(), info.nbytes(), info.offset(), rank,
+        int e = newEntry(o, dtypeNames.id(info.dtype()), info.address(), info.nbytes(), info.offset(), rank,
                 (long) block << 32);
-        originUses[o]++;
+        origins.use(o, 1);
         // A consumer's record of a remote tensor arrives with the producer's segment name already on it.
-        setPlacement(e, info.shmSegment() == null ? -1 : internSegmentName(info.shmSegment()), info.shmOffset());
+        setPlacement(e, info.shmSegment() == null ? -1 : segmentNames.id(info.shmSegment()), info.shmOffset());
         long id = info.uuid();
         long key = id >>> PAGE_BITS;
         int p = pages.get(key);
@@ -716,9 +649,9 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             batchDtypes = new int[Math.max(nDtypes, batchDtypes.length * 2)];
         }
         for (int k = 0; k < nDtypes; k++) {
-            batchDtypes[k] = internDtype(infos.dtypeName(k));
+            batchDtypes[k] = dtypeNames.id(infos.dtypeName(k));
         }
-        int o = internOrigin(infos.sourceSessionId(), infos.sourceEntity(), infos.sourceNodeName(),
+        int o = origins.intern(infos.sourceSessionId(), infos.sourceEntity(), infos.sourceNodeName(),
                 infos.sourceGraphWalk(), infos.tpSize(), infos.tpRank());
         // The batch's layouts go in as one block, two bulk copies.
         int flatSize = infos.flatSize();
@@ -728,7 +661,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         System.arraycopy(sFlat, 0, ls, LayoutBlocks.dims(block) + flatSize, flatSize);
         long blockWord = (long) block << 32;
         // Holds the origin and the block across the batch so undoing a partial batch cannot free them under us.
-        originUses[o]++;
+        origins.use(o, 1);
         layouts.hold(block, 1);
         reserveEntries(n);
         int[] free = freeEntries;
@@ -761,7 +694,7 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
                     // origin and the block, and each unlink lets go of all three.
                     pageLive[base >>> PAGE_BITS] += pageRun;
                     live += i;
-                    originUses[o] += i;
+                    origins.use(o, i);
                     layouts.hold(block, i);
                     freeTop = top;
                     for (int j = 0; j < i; j++) {
@@ -780,25 +713,14 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             }
             // Counted once for the batch rather than per row: one origin and one block, n uses each.
             live += n;
-            originUses[o] += n;
+            origins.use(o, n);
             layouts.hold(block, n);
             freeTop = top;
         } finally {
-            releaseOrigin(o, 1);
+            origins.release(o, 1);
             layouts.release(block, 1);
         }
         return true;
-    }
-
-    /** The id of a segment name in {@link #segmentNames}, interning it on first sight. */
-    private int internSegmentName(String name) {
-        Integer id = segmentNameIds.get(name);
-        if (id == null) {
-            id = segmentNames.size();
-            segmentNames.add(name);
-            segmentNameIds.put(name, id);
-        }
-        return id;
     }
 
     @Override
@@ -813,11 +735,11 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
             Arrays.fill(segments, old, segments.length, -1);
         }
         int current = segments[idx];
-        if (current >= 0 && !segmentNames.get(current).equals(name)) {
+        if (current >= 0 && !segmentNames.name(current).equals(name)) {
             throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, TensorStoreException.NO_UUID,
-                    "register_shm_segment", "segment " + idx + " is already " + segmentNames.get(current) + ", not " + name);
+                    "register_shm_segment", "segment " + idx + " is already " + segmentNames.name(current) + ", not " + name);
         }
-        segments[idx] = internSegmentName(name);
+        segments[idx] = segmentNames.id(name);
     }
 
     @Override
@@ -918,6 +840,6 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
 
     /** Origins interned now, for tests that walks ending release theirs. */
     int internedOrigins() {
-        return originIds.size();
+        return origins.size();
     }
 }

@@ -104,7 +104,8 @@ final class WalkDriver {
             }
         }
         if (!fresh) {
-            log.debug("duplicate or foreign WorkerGraphsDone {} from {} for {} ignored", done.workerGraphIds(), sender, done.requestId());
+            log.debug("duplicate or foreign WorkerGraphsDone {} from {} for {} ignored", done.workerGraphIds(), sender,
+                    done.requestId());
             return;
         }
         done.persistSignals().forEach((signal, descriptors) -> {
@@ -159,7 +160,8 @@ final class WalkDriver {
                 send(request, worker, new InputSignals(request.id(),
                         shares.getOrDefault(worker, List.of()), info, run.name, null));
             }
-            meters.transition(request.submission.model(), next.walk(), Duration.ofNanos(System.nanoTime() - arrivedNanos));
+            meters.transition(request.submission.model(), next.walk(),
+                    Duration.ofNanos(System.nanoTime() - arrivedNanos));
             unpersist(request, transition.unpersist());
         } else if (transition.kind() == Transition.Kind.AWAIT_STREAM) {
             run.startPass(run.step);

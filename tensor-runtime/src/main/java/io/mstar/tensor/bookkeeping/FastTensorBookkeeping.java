@@ -737,7 +737,8 @@ public final class FastTensorBookkeeping implements TensorBookkeeping {
         int current = segments[idx];
         if (current >= 0 && !segmentNames.name(current).equals(name)) {
             throw errors.raise(TensorStoreException.Reason.INVALID_ARGUMENT, TensorStoreException.NO_UUID,
-                    "register_shm_segment", "segment " + idx + " is already " + segmentNames.name(current) + ", not " + name);
+                    "register_shm_segment", "segment " + idx + " is already " + segmentNames.name(current) + ", not "
+                            + name);
         }
         segments[idx] = segmentNames.id(name);
     }

@@ -81,7 +81,7 @@ class RepositoryReferencesTests {
             new Allowed("session host (descriptor's host)", null, "\\bsession host\\b"),
             // The per-batch constants of a descriptor that the fast bookkeeper interns.
             new Allowed("(session, entity, ...) (interned descriptor fields)",
-                    "^tensor-runtime/src/main/java/io/mstar/tensor/bookkeeping/FastTensorBookkeeping\\.java$",
+                    "^tensor-runtime/src/main/java/io/mstar/tensor/bookkeeping/(FastTensorBookkeeping|Origins)\\.java$",
                     "\\(session, entity, node, walk"),
             // The cross-process transport tests pass the producer's host:port around as "session".
             new Allowed("session (transport test's host:port)",

@@ -20,8 +20,10 @@ import io.mstar.model.ToyTtsModel;
 import io.mstar.request.CurrentForwardPassInfo;
 import io.mstar.request.SamplingConfig;
 import io.mstar.tensor.device.Device;
+import io.mstar.tensor.device.DeviceBuffer;
 import io.mstar.tensor.device.HostDevice;
 import io.mstar.tensor.device.cuda.CudaDevice;
+import io.mstar.tensor.device.cuda.CudaEvent;
 import io.mstar.worker.kernel.DeviceUploads;
 import io.mstar.worker.kernel.Int32Tensors;
 import io.mstar.worker.kernel.KvStep;
@@ -30,10 +32,12 @@ import io.mstar.worker.kernel.NodeResult;
 import io.mstar.worker.kernel.Tensor;
 import io.mstar.worker.kernel.tts.HostLmBackend;
 import io.mstar.worker.kernel.tts.LmBackend;
+import io.mstar.worker.kernel.tts.LmJob;
 import io.mstar.worker.kernel.tts.ToyTtsLmKernel;
 import io.mstar.worker.kernel.tts.ToyTtsWeights;
 import io.mstar.worker.kernel.tts.cuda.CudaLmBackend;
 import io.mstar.worker.kv.KvCache;
+import io.mstar.worker.kv.KvCacheLayout;
 import io.mstar.worker.kv.TokenSampler;
 import io.mstar.worker.resident.ResidentMode;
 import io.mstar.worker.resident.ResidentSettings;
@@ -72,6 +76,7 @@ public final class ResidentDecodeSteps {
         try (Device device = cuda ? new CudaDevice(0) : new HostDevice(HostDevice.NAME, 512L << 20)) {
             Supplier<LmBackend> backend = cuda ? () -> new CudaLmBackend((CudaDevice) device, weights)
                     : () -> new HostLmBackend(weights);
+            TimedForward timed = new TimedForward(device, backend);
             System.out.printf(Locale.ROOT, "toy-tts decode steps, eager vs resident: device %s, prompt %d bytes, "
                     + "%d steps per round, best of %d rounds%n", device.name(), promptBytes, steps, rounds);
             System.out.printf(Locale.ROOT, "a 2-int tensor: %.1f µs to write (allocate and copy in), %.1f µs to read "
@@ -82,7 +87,8 @@ public final class ResidentDecodeSteps {
                     + "| replay | advance |");
             System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            ToyTtsLmKernel eager = new ToyTtsLmKernel(backend);
+            List<String> splits = new ArrayList<>();
+            ToyTtsLmKernel eager = new ToyTtsLmKernel(timed);
             ToyTtsLmKernel resident = new ToyTtsLmKernel(backend, ResidentSettings.of(ResidentMode.ON), registry);
             try (KvCache eagerCache = new KvCache(device, config, ToyTtsWeights.BYTES_PER_TOKEN);
                     KvCache residentCache = new KvCache(device, config, ToyTtsWeights.BYTES_PER_TOKEN)) {
@@ -91,6 +97,7 @@ public final class ResidentDecodeSteps {
                     Batch r = new Batch(device, resident, residentCache, b, promptBytes);
                     e.steps(steps); // warm-up (and the resident kernel's captures)
                     r.steps(steps);
+                    timed.timing(false);
                     double bestEager = Double.MAX_VALUE;
                     double bestResident = Double.MAX_VALUE;
                     PhaseTimes phases = new PhaseTimes(registry);
@@ -98,14 +105,98 @@ public final class ResidentDecodeSteps {
                         bestEager = Math.min(bestEager, e.steps(steps));
                         bestResident = Math.min(bestResident, r.steps(steps));
                     }
+                    timed.timing(true);
+                    double split = e.steps(steps);
+                    splits.add(String.format(Locale.ROOT, "| %d | %.1f | %s | %.1f |", b, split, timed.since(steps),
+                            split - timed.wallMicros(steps)));
                     e.close();
                     r.close();
                     System.out.printf(Locale.ROOT, "| %d | %.1f | %.1f | %.2f | %s |%n", b, bestEager, bestResident,
                             bestEager / bestResident, phases.since());
                 }
+                System.out.println();
+                System.out.println("The eager step split, from one more round timed by part (recording the events "
+                        + "costs host time, so this round is not in the table above):");
+                System.out.println();
+                System.out.println("| batch | eager µs/step | forward call (job table in, launch, logits back) "
+                        + "| of it on the device | the rest: states, sampling, outputs |");
+                System.out.println("|---:|---:|---:|---:|---:|");
+                splits.forEach(System.out::println);
             } finally {
                 eager.close();
                 resident.close();
+            }
+        }
+    }
+
+    /**
+     * The eager kernel's backend, timing each forward call when asked: its wall time and, on CUDA, the device's time
+     * from before the job table's copy in to after the logits' copy out (two events around the call).
+     */
+    private static final class TimedForward implements Supplier<LmBackend> {
+        final Device device;
+        final Supplier<LmBackend> factory;
+        boolean on;
+        long wallNanos;
+        double deviceMicros;
+
+        TimedForward(Device device, Supplier<LmBackend> factory) {
+            this.device = device;
+            this.factory = factory;
+        }
+
+        void timing(boolean on) {
+            this.on = on;
+            wallNanos = 0;
+            deviceMicros = 0;
+        }
+
+        double wallMicros(int steps) {
+            return wallNanos / 1e3 / steps;
+        }
+
+        String since(int steps) {
+            return String.format(Locale.ROOT, "%.1f | %s", wallMicros(steps), device instanceof CudaDevice
+                    ? String.format(Locale.ROOT, "%.1f", deviceMicros / steps) : "–");
+        }
+
+        @Override
+        public LmBackend get() {
+            return new Timed(factory.get());
+        }
+
+        private final class Timed implements LmBackend, AutoCloseable {
+            final LmBackend inner;
+
+            Timed(LmBackend inner) {
+                this.inner = inner;
+            }
+
+            @Override
+            public float[][] run(Device on, DeviceBuffer pool, KvCacheLayout layout, List<LmJob> jobs) {
+                if (!TimedForward.this.on) {
+                    return inner.run(on, pool, layout, jobs);
+                }
+                CudaDevice cuda = device instanceof CudaDevice c ? c : null;
+                try (CudaEvent before = cuda == null ? null : cuda.recordEvent()) {
+                    long start = System.nanoTime();
+                    float[][] logits = inner.run(on, pool, layout, jobs);
+                    wallNanos += System.nanoTime() - start;
+                    if (cuda != null) {
+                        try (CudaEvent after = cuda.recordEvent()) {
+                            after.synchronize();
+                            deviceMicros += after.elapsedMillisSince(before) * 1e3;
+                        }
+                    }
+                    return logits;
+                }
+            }
+
+            @Override
+            public void close() throws Exception {
+                if (inner instanceof AutoCloseable closeable) {
+                    closeable.close();
+                }
             }
         }
     }

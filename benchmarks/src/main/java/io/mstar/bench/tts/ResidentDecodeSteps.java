@@ -70,7 +70,7 @@ public final class ResidentDecodeSteps {
         boolean cuda = options.cuda("--device");
         int maxBatch = Arrays.stream(batches).max().orElse(1);
         int pageSize = 16;
-        int pagesPerRequest = (promptBytes + (rounds + 1) * steps + pageSize) / pageSize + 1;
+        int pagesPerRequest = (promptBytes + (rounds + 2) * steps + pageSize) / pageSize + 1; // warm-up, rounds, split
         KvCacheConfig config = new KvCacheConfig(pageSize, maxBatch * pagesPerRequest);
         ToyTtsWeights weights = ToyTtsWeights.generate();
         try (Device device = cuda ? new CudaDevice(0) : new HostDevice(HostDevice.NAME, 512L << 20)) {

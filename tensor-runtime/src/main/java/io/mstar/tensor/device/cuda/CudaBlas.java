@@ -38,6 +38,7 @@ public final class CudaBlas implements AutoCloseable {
     private final CudaDevice device;
     private final cublasContext handle = new cublasContext();
     private final DeviceBuffer workspace;
+    private final BiasProducts biased;
     private final FloatPointer one = new FloatPointer(1f);
     private final FloatPointer zero = new FloatPointer(0f);
     private boolean closed;
@@ -51,10 +52,18 @@ public final class CudaBlas implements AutoCloseable {
         this.device = device;
         check(cublasCreate_v2(handle), "cublasCreate");
         try {
-            check(cublasSetStream_v2(handle, new CUstream_st(new Address(stream))), "cublasSetStream");
+            CUstream_st onStream = new CUstream_st(new Address(stream));
+            check(cublasSetStream_v2(handle, onStream), "cublasSetStream");
             workspace = device.allocate(WORKSPACE_BYTES);
-            check(cublasSetWorkspace_v2(handle, new Address(workspace.address()), WORKSPACE_BYTES),
-                    "cublasSetWorkspace");
+            try {
+                check(cublasSetWorkspace_v2(handle, new Address(workspace.address()), WORKSPACE_BYTES),
+                        "cublasSetWorkspace");
+                // one stream orders the two handles' products, so they share the workspace
+                biased = new BiasProducts(this, onStream, new Address(workspace.address()), WORKSPACE_BYTES);
+            } catch (RuntimeException e) {
+                device.free(workspace);
+                throw e;
+            }
         } catch (RuntimeException e) {
             cublasDestroy_v2(handle);
             throw e;
@@ -91,6 +100,30 @@ public final class CudaBlas implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code out[m, n] = a[m, k] · w[k, n] + bias[n]}, as {@link #matmul} with the FP32 {@code bias} added in
+     * cuBLASLt's epilogue: {@code out} is written once. Asynchronous on the device's stream.
+     */
+    public void matmulBias(GemmPrecision precision, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias,
+            DeviceBuffer out, int m, int n, int k) {
+        synchronized (device) {
+            ensureOpen();
+            require(a, (long) m * k * precision.operandBytes(), "matmul a");
+            require(w, (long) k * n * precision.operandBytes(), "matmul w");
+            require(bias, (long) n * 4, "matmul bias");
+            require(out, (long) m * n * 4, "matmul out");
+            if (k < 1) {
+                throw new DeviceException(Reason.INVALID_ARGUMENT, device.name(), "a biased product needs k >= 1, got "
+                        + k);
+            }
+            if (m == 0 || n == 0) {
+                return;
+            }
+            device.bind();
+            biased.run(precision, address(a), address(w), address(bias), address(out), m, n, k);
+        }
+    }
+
     /** Destroys the handle and frees the workspace; idempotent. Called by the device before its stream goes. */
     @Override
     public void close() {
@@ -100,6 +133,7 @@ public final class CudaBlas implements AutoCloseable {
             }
             closed = true;
             device.bind();
+            biased.close();
             cublasDestroy_v2(handle);
             device.free(workspace);
             one.close();
@@ -127,7 +161,11 @@ public final class CudaBlas implements AutoCloseable {
         }
     }
 
-    private void check(int status, String operation) {
+    String deviceName() {
+        return device.name();
+    }
+
+    void check(int status, String operation) {
         if (status != CUBLAS_STATUS_SUCCESS) {
             // a failed product leaves the context usable: the request fails, the device stays
             throw new DeviceException(Reason.LAUNCH_FAILED, device.name(), operation + ": "
@@ -136,7 +174,7 @@ public final class CudaBlas implements AutoCloseable {
     }
 
     /** A JavaCPP pointer at a numeric address (device memory, a stream handle), owning nothing. */
-    private static final class Address extends Pointer {
+    static final class Address extends Pointer {
         Address(long address) {
             super((Pointer) null);
             this.address = address;

@@ -17,8 +17,9 @@ import io.mstar.tensor.device.DeviceException;
 
 /**
  * cuBLAS through the JavaCPP presets on JCuda's context and stream: the libraries load, products in every
- * {@link GemmPrecision} match a double-precision host product within that precision's tolerance, a product is
- * captured into a {@link CudaGraph} and replayed on new inputs, and bad operands are refused before anything runs.
+ * {@link GemmPrecision} match a double-precision host product within that precision's tolerance, with the bias in
+ * cuBLASLt's epilogue too, a product is captured into a {@link CudaGraph} and replayed on new inputs, and bad
+ * operands are refused before anything runs.
  */
 @Tag("gpu")
 class CudaBlasGpuTests {
@@ -53,10 +54,63 @@ class CudaBlasGpuTests {
                 int m = s[0], n = s[1], k = s[2];
                 float[] a = gaussian(random, m * k);
                 float[] w = gaussian(random, k * n);
-                float[] got = product(precision, a, w, m, n, k);
+                float[] got = product(precision, a, w, null, m, n, k);
                 double[] want = reference(precision, a, w, m, n, k);
                 assertThat(relativeError(got, want)).as("%s %dx%dx%d, seed %d", precision, m, n, k, seed)
                         .isLessThan(tolerance(precision));
+            }
+        }
+    }
+
+    @Test
+    void biasedProductsMatchTheHostInEveryPrecision() {
+        long seed = System.nanoTime();
+        System.out.println("CudaBlasGpuTests biased seed " + seed);
+        Random random = new Random(seed);
+        for (int pass = 0; pass < 2; pass++) { // the second pass reuses each shape's plan with new operands
+            for (GemmPrecision precision : GemmPrecision.values()) {
+                for (int[] s : SHAPES) {
+                    int m = s[0], n = s[1], k = s[2];
+                    float[] a = gaussian(random, m * k);
+                    float[] w = gaussian(random, k * n);
+                    float[] bias = gaussian(random, n);
+                    float[] got = product(precision, a, w, bias, m, n, k);
+                    double[] want = plusBias(reference(precision, a, w, m, n, k), bias);
+                    assertThat(relativeError(got, want)).as("%s %dx%dx%d + bias, seed %d", precision, m, n, k, seed)
+                            .isLessThan(tolerance(precision));
+                }
+            }
+        }
+    }
+
+    @Test
+    void aCapturedBiasedProductReplaysWithItsBias() {
+        int m = 48, n = 80, k = 24;
+        Random random = new Random(11);
+        DeviceBuffer a = device.allocate(4L * m * k);
+        DeviceBuffer w = device.allocate(4L * k * n);
+        DeviceBuffer bias = device.allocate(4L * n);
+        DeviceBuffer other = device.allocate(4L * n);
+        DeviceBuffer out = device.allocate(4L * m * n);
+        try (CudaGraph graph = device.capture(() -> device.blas().matmulBias(GemmPrecision.TF32, a, w, bias, out, m,
+                n, k))) {
+            // a product on another bias after the capture must not move the captured one's
+            upload(new float[n], other);
+            device.blas().matmulBias(GemmPrecision.TF32, a, w, other, out, m, n, k);
+            for (int round = 0; round < 3; round++) {
+                float[] av = gaussian(random, m * k);
+                float[] wv = gaussian(random, k * n);
+                float[] bv = gaussian(random, n);
+                upload(av, a);
+                upload(wv, w);
+                upload(bv, bias);
+                graph.launch();
+                double[] want = plusBias(reference(GemmPrecision.TF32, av, wv, m, n, k), bv);
+                assertThat(relativeError(download(out, m * n), want)).isLessThan(tolerance(GemmPrecision.TF32));
+            }
+        } finally {
+            for (DeviceBuffer b : new DeviceBuffer[] {a, w, bias, other, out}) {
+                device.free(b);
             }
         }
     }
@@ -95,18 +149,27 @@ class CudaBlasGpuTests {
                     .isInstanceOf(DeviceException.class).hasMessageContaining("matmul out")
                     .extracting(e -> ((DeviceException) e).reason()).isEqualTo(DeviceException.Reason.INVALID_ARGUMENT);
             assertThat(device.isHealthy()).isTrue();
+            assertThatThrownBy(() -> device.blas().matmulBias(GemmPrecision.FP32, a, a, small, a, 8, 16, 4))
+                    .isInstanceOf(DeviceException.class).hasMessageContaining("matmul bias");
+            assertThatThrownBy(() -> device.blas().matmulBias(GemmPrecision.FP32, a, a, small, a, 8, 8, 0))
+                    .isInstanceOf(DeviceException.class).hasMessageContaining("k >= 1");
+            assertThat(device.isHealthy()).isTrue();
             float[] ones = new float[64];
             java.util.Arrays.fill(ones, 1f);
-            assertThat(product(GemmPrecision.FP32, ones, ones, 8, 8, 8)).containsOnly(8f);
+            assertThat(product(GemmPrecision.FP32, ones, ones, null, 8, 8, 8)).containsOnly(8f);
+            assertThat(product(GemmPrecision.FP32, ones, ones, java.util.Arrays.copyOf(ones, 8), 8, 8, 8))
+                    .containsOnly(9f);
         } finally {
             device.free(a);
             device.free(small);
         }
     }
 
-    private float[] product(GemmPrecision precision, float[] a, float[] w, int m, int n, int k) {
+    /** {@code a · w} on the device, {@code + bias} in the epilogue unless it is null. */
+    private float[] product(GemmPrecision precision, float[] a, float[] w, float[] bias, int m, int n, int k) {
         DeviceBuffer da = device.allocate(Math.max(1, (long) a.length * precision.operandBytes()));
         DeviceBuffer dw = device.allocate(Math.max(1, (long) w.length * precision.operandBytes()));
+        DeviceBuffer db = device.allocate(4L * n);
         DeviceBuffer out = device.allocate(4L * m * n);
         try {
             if (precision == GemmPrecision.BF16) {
@@ -116,11 +179,17 @@ class CudaBlasGpuTests {
                 upload(a, da);
                 upload(w, dw);
             }
-            device.blas().matmul(precision, da, dw, out, m, n, k);
+            if (bias == null) {
+                device.blas().matmul(precision, da, dw, out, m, n, k);
+            } else {
+                upload(bias, db);
+                device.blas().matmulBias(precision, da, dw, db, out, m, n, k);
+            }
             return download(out, m * n);
         } finally {
             device.free(da);
             device.free(dw);
+            device.free(db);
             device.free(out);
         }
     }
@@ -137,6 +206,13 @@ class CudaBlasGpuTests {
             }
         }
         return out;
+    }
+
+    private static double[] plusBias(double[] product, float[] bias) {
+        for (int i = 0; i < product.length; i++) {
+            product[i] += bias[i % bias.length];
+        }
+        return product;
     }
 
     private static double round(GemmPrecision precision, float v) {

@@ -19,7 +19,7 @@ import io.mstar.tensor.device.cuda.GemmPrecision;
  *
  * <p>With {@link MiniLmCudaSettings#graphs()} a batch is padded to a power-of-two number of sentences and a
  * power-of-two length (at least {@value #MIN_LENGTH}, at most the model's positions), and the whole forward pass for
- * that shape is captured once as a {@link CudaGraph} and replayed after: one launch instead of some 60. Padding
+ * that shape is captured once as a {@link CudaGraph} and replayed after: one launch instead of some 50. Padding
  * costs arithmetic on rows nobody reads; it buys replays. Growing the working buffers drops every graph, since
  * graphs hold buffer addresses. Owned by the engine thread that runs minilm's node.
  */

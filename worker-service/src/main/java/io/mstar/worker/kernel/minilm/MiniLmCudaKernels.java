@@ -95,9 +95,9 @@ public final class MiniLmCudaKernels {
     }
 
     /**
-     * A linear layer, {@code out = a[m, k] w[k, n] + bias}, GELU after when asked, and a BF16 copy of {@code out}
-     * into {@code out16} unless it is null: on cuBLAS in {@code precision} ({@code a} and {@code w} then hold that
-     * precision's elements), else on {@link #gemm}.
+     * A linear layer, {@code out = a[m, k] w[k, n] + bias}, GELU after when asked; with {@code out16} the result goes
+     * there as BF16 instead. On cuBLAS in {@code precision} ({@code a} and {@code w} then hold that precision's
+     * elements; without GELU or a copy the bias is added in cuBLASLt's epilogue), else on {@link #gemm}.
      */
     public void linear(GemmPrecision precision, DeviceBuffer a, DeviceBuffer w, DeviceBuffer bias, DeviceBuffer out,
             int m, int n, int k, boolean gelu, DeviceBuffer out16) {
@@ -109,11 +109,18 @@ public final class MiniLmCudaKernels {
             gemm(a, w, bias, out, m, n, k, gelu);
             return;
         }
+        if (!gelu && out16 == null) {
+            blas.matmulBias(precision, a, w, bias, out, m, n, k);
+            return;
+        }
         blas.matmul(precision, a, w, out, m, n, k);
         biasAct(out, bias, m, n, gelu, out16);
     }
 
-    /** {@code out[r, c] += bias[c]}, then GELU when asked, in place; a BF16 copy into {@code out16} unless null. */
+    /**
+     * {@code out[r, c] += bias[c]}, then GELU when asked, in place; with {@code out16} the result goes there as BF16
+     * instead, and {@code out} keeps the product (a BF16 encoder reads only the copy).
+     */
     public void biasAct(DeviceBuffer out, DeviceBuffer bias, int rows, int n, boolean gelu, DeviceBuffer out16) {
         require(out, (long) rows * n, "bias out");
         require(bias, n, "bias");

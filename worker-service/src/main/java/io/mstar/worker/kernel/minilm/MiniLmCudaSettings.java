@@ -8,7 +8,7 @@ import io.mstar.tensor.device.cuda.GemmPrecision;
  * @param precision the linear layers' products (docs/minilm-embed.md#on-a-gpu): FP32 matches ONNX Runtime to
  *                  cosine 0.9999; TF32 and BF16 trade accuracy for tensor cores
  * @param graphs    capture the whole encoder as one CUDA graph per padded (batch, length) and replay it, instead
- *                  of some 60 launches per batch
+ *                  of some 50 launches per batch
  */
 public record MiniLmCudaSettings(GemmPrecision precision, boolean graphs) {
 

@@ -57,11 +57,11 @@ class FastTensorBookkeepingTests {
     @Test
     void theIndexGrowsFromATinyStartAndKeepsEveryEntry() {
         FastTensorBookkeeping b = new FastTensorBookkeeping(1);
-        int start = b.indexCapacity();
+        int start = b.index().indexCapacity();
         for (long u = 1; u <= 50_000; u++) {
             b.putTensor(u << 20, new TensorPointerInfo(u << 20, List.of(u), List.of(1L), "int8", u, u, "h:1", "worker-0"));
         }
-        assertThat(b.indexCapacity()).isGreaterThan(start).isLessThanOrEqualTo(4 * 65_536);
+        assertThat(b.index().indexCapacity()).isGreaterThan(start).isLessThanOrEqualTo(4 * 65_536);
         for (long u = 1; u <= 50_000; u++) {
             assertThat(b.getInfo(u << 20).nbytes()).isEqualTo(u);
         }
@@ -84,15 +84,15 @@ class FastTensorBookkeepingTests {
             long[] ids = cols.uuids();
             b.incrementRefBatchUniform(ids, 1);
             assertThat(b.dereferenceBatchUniform(ids, 1, true).size()).isEqualTo(64);
-            assertThat(b.livePages()).as("a released batch gives its pages back").isZero();
+            assertThat(b.index().livePages()).as("a released batch gives its pages back").isZero();
             if (round == 10) {
-                capacityAfterWarmup = b.indexCapacity();
-                pagesAfterWarmup = b.allocatedPages();
+                capacityAfterWarmup = b.index().indexCapacity();
+                pagesAfterWarmup = b.index().allocatedPages();
             }
         }
         assertThat(b.liveCount()).isZero();
-        assertThat(b.indexCapacity()).isEqualTo(capacityAfterWarmup);
-        assertThat(b.allocatedPages()).as("2,000 batches ran on the same recycled pages")
+        assertThat(b.index().indexCapacity()).isEqualTo(capacityAfterWarmup);
+        assertThat(b.index().allocatedPages()).as("2,000 batches ran on the same recycled pages")
                 .isEqualTo(pagesAfterWarmup).isLessThanOrEqualTo(2);
     }
 
@@ -107,11 +107,11 @@ class FastTensorBookkeepingTests {
             }
             assertThat(b.putTensorBatchColumns(cols)).isTrue();
         }
-        assertThat(b.internedOrigins()).isEqualTo(3);
+        assertThat(b.origins().size()).isEqualTo(3);
         for (int i = 0; i < 10; i++) {
             b.forgetTensor(100L + i);
         }
-        assertThat(b.internedOrigins()).isEqualTo(2);
+        assertThat(b.origins().size()).isEqualTo(2);
         assertThat(b.getInfo(205).sourceGraphWalk()).isEqualTo("walk-2");
     }
 
@@ -131,7 +131,7 @@ class FastTensorBookkeepingTests {
         }
         b.putTensorBatchColumns(cols);
         cols.clear();
-        assertThat(b.liveLayoutBlocks()).as("one block for the whole batch").isEqualTo(1);
+        assertThat(b.layouts().liveBlocks()).as("one block for the whole batch").isEqualTo(1);
         for (int i = 0; i < dims.length; i++) {
             TensorPointerInfo info = b.getInfo(10 + i);
             assertThat(info.dims()).as("row %d, after the caller cleared its columns", i)
@@ -143,10 +143,10 @@ class FastTensorBookkeepingTests {
         b.forgetTensor(10);
         b.forgetTensor(12);
         b.forgetTensor(13);
-        assertThat(b.liveLayoutBlocks()).as("row 11 still reads it").isEqualTo(1);
+        assertThat(b.layouts().liveBlocks()).as("row 11 still reads it").isEqualTo(1);
         assertThat(b.getInfo(11).dims()).containsExactly(7L);
         b.dereferenceBatchUniform(new long[]{11}, 1, true);
-        assertThat(b.liveLayoutBlocks()).isZero();
+        assertThat(b.layouts().liveBlocks()).isZero();
 
         int allocated = -1;
         for (int round = 0; round < 500; round++) {
@@ -160,11 +160,11 @@ class FastTensorBookkeepingTests {
             assertThat(b.getInfo(ids[63]).dims()).containsExactly(1L, 63L, 3L);
             b.dereferenceBatchUniform(ids, 0, true);
             if (round == 1) {
-                allocated = b.allocatedLayoutLongs();
+                allocated = b.layouts().allocatedLongs();
             }
         }
-        assertThat(b.liveLayoutBlocks()).isZero();
-        assertThat(b.allocatedLayoutLongs()).as("500 batches wrote into the same blocks").isEqualTo(allocated);
+        assertThat(b.layouts().liveBlocks()).isZero();
+        assertThat(b.layouts().allocatedLongs()).as("500 batches wrote into the same blocks").isEqualTo(allocated);
     }
 
     @Test
@@ -178,8 +178,8 @@ class FastTensorBookkeepingTests {
         }
         assertThatThrownBy(() -> b.putTensorBatchColumns(cols)).isInstanceOf(TensorStoreException.class);
         assertThat(b.liveCount()).isEqualTo(1);
-        assertThat(b.liveLayoutBlocks()).as("only uuid 7's own").isEqualTo(1);
+        assertThat(b.layouts().liveBlocks()).as("only uuid 7's own").isEqualTo(1);
         b.forgetTensor(7);
-        assertThat(b.liveLayoutBlocks()).isZero();
+        assertThat(b.layouts().liveBlocks()).isZero();
     }
 }

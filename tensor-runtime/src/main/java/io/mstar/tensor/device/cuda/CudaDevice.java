@@ -30,9 +30,9 @@ import static jcuda.driver.JCudaDriver.*;
 /**
  * A GPU through the JCuda driver API: the device's primary context, one non-blocking stream that every
  * operation is issued on, a {@link CachingAllocator}, pinned host buffers, and copies that are synchronous at
- * the {@link Device} interface. Pageable host memory is staged through two pinned buffers so that the host
- * copy of one chunk overlaps the DMA of the other; a source or destination that is itself pinned (a
- * {@link PinnedHostBuffer}, registered memory) is copied by DMA directly.
+ * the {@link Device} interface: single ones through {@link StagedCopies} (pageable memory staged in pinned chunks,
+ * pinned memory by DMA directly), batches of small ones through {@link BatchCopies}, moves beside the compute
+ * stream's work through {@link CopyStream}.
  *
  * <p>Every driver result is checked ({@code JCudaDriver.setExceptionsEnabled(false)}) and classified by
  * {@link CudaErrors}. A fatal (sticky) error turns the device unhealthy for good: listeners hear it once, the
@@ -56,7 +56,7 @@ public final class CudaDevice implements Device {
     private final CachingAllocator allocator;
     private final List<CUmodule> modules = new ArrayList<>();
     private final List<Consumer<DeviceException>> fatalListeners = new CopyOnWriteArrayList<>();
-    private final ParallelCopy hostCopy;
+    private final StagedCopies single;
     private final BatchCopies batches;
     private final CopyStream copies;
 
@@ -64,12 +64,8 @@ public final class CudaDevice implements Device {
     private final Object allocation = new Object();
     /** Whether the calling thread has the context current. */
     private final ThreadLocal<Boolean> bound = ThreadLocal.withInitial(() -> false);
-    private PinnedHostBuffer[] staging;
-    private CUevent[] stagingDone;
     private CudaBlas blas;
     private volatile DeviceException fatal;
-    private volatile long stagedBytes;
-    private volatile long directBytes;
     private boolean closed;
 
     public CudaDevice(int ordinal) {
@@ -86,7 +82,7 @@ public final class CudaDevice implements Device {
         bind();
         check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
         this.allocator = new CachingAllocator(new RawCudaMemory(), name);
-        this.hostCopy = new ParallelCopy(settings.stagingThreads(), "mstar-" + name.replace(':', '-'));
+        this.single = new StagedCopies(this, settings);
         // a batch of small copies never needs a whole staging chunk
         this.batches = new BatchCopies(this, Math.min(settings.stagingChunkBytes(), 1L << 20));
         this.copies = new CopyStream(this);
@@ -160,27 +156,7 @@ public final class CudaDevice implements Device {
         if (s.remaining() == 0) {
             return;
         }
-        if (isPinned(s)) {
-            check(cuMemcpyHtoDAsync(d.pointer(dstOffset), Pointer.to(s), s.remaining(), stream), "cuMemcpyHtoDAsync");
-            synchronize();
-            directBytes += s.remaining();
-            return;
-        }
-        ensureStaging();
-        int chunk = (int) settings.stagingChunkBytes();
-        boolean[] inFlight = new boolean[2];
-        for (int off = 0, i = 0; off < s.remaining(); off += chunk, i ^= 1) {
-            int n = Math.min(chunk, s.remaining() - off);
-            if (inFlight[i]) {
-                check(cuEventSynchronize(stagingDone[i]), "cuEventSynchronize");
-            }
-            hostCopy.copy(s.slice(off, n), staging[i].buffer());
-            check(cuMemcpyHtoDAsync(d.pointer(dstOffset + off), staging[i].pointer(), n, stream), "cuMemcpyHtoDAsync");
-            check(cuEventRecord(stagingDone[i], stream), "cuEventRecord");
-            inFlight[i] = true;
-        }
-        synchronize();
-        stagedBytes += s.remaining();
+        single.fromHost(s, d, dstOffset);
     }
 
     @Override
@@ -193,42 +169,10 @@ public final class CudaDevice implements Device {
         }
         ensureUsable();
         bind();
-        int total = t.remaining();
-        if (total == 0) {
+        if (t.remaining() == 0) {
             return;
         }
-        if (isPinned(t)) {
-            check(cuMemcpyDtoHAsync(Pointer.to(t), d.pointer(srcOffset), total, stream), "cuMemcpyDtoHAsync");
-            synchronize();
-            directBytes += total;
-            return;
-        }
-        ensureStaging();
-        int chunk = (int) settings.stagingChunkBytes();
-        int chunks = (total + chunk - 1) / chunk;
-        // chunk k lands in staging[k % 2]; the DMA of chunk k+1 runs while chunk k is copied out
-        for (int k = 0; k < Math.min(2, chunks); k++) {
-            issueDtoH(d, srcOffset, k, chunk, total);
-        }
-        for (int k = 0; k < chunks; k++) {
-            int i = k & 1;
-            int off = k * chunk;
-            int n = Math.min(chunk, total - off);
-            check(cuEventSynchronize(stagingDone[i]), "cuEventSynchronize");
-            hostCopy.copy(staging[i].buffer().slice(0, n), t.slice(off, n));
-            if (k + 2 < chunks) {
-                issueDtoH(d, srcOffset, k + 2, chunk, total);
-            }
-        }
-        stagedBytes += total;
-    }
-
-    private void issueDtoH(CudaBuffer src, long srcOffset, int k, int chunk, int total) {
-        int i = k & 1;
-        long off = (long) k * chunk;
-        int n = (int) Math.min(chunk, total - off);
-        check(cuMemcpyDtoHAsync(staging[i].pointer(), src.pointer(srcOffset + off), n, stream), "cuMemcpyDtoHAsync");
-        check(cuEventRecord(stagingDone[i], stream), "cuEventRecord");
+        single.toHost(d, srcOffset, t);
     }
 
     /** The transfers as one batch ({@link BatchCopies}): one wait for all of them. */
@@ -404,11 +348,11 @@ public final class CudaDevice implements Device {
 
     /** Bytes copied through staging and bytes copied by direct DMA from or to pinned memory, since start. */
     public long stagedBytes() {
-        return stagedBytes;
+        return single.stagedBytes();
     }
 
     public long directBytes() {
-        return directBytes;
+        return single.directBytes();
     }
 
     /**
@@ -466,12 +410,7 @@ public final class CudaDevice implements Device {
                     LOG.log(System.Logger.Level.WARNING, "{0}: {1} buffers still allocated at close, freed", name, leaked);
                 }
                 batches.close();
-                if (staging != null) {
-                    for (int i = 0; i < 2; i++) {
-                        staging[i].close();
-                        check(cuEventDestroy(stagingDone[i]), "cuEventDestroy");
-                    }
-                }
+                single.releaseStaging();
                 for (CUmodule m : modules) {
                     check(cuModuleUnload(m), "cuModuleUnload");
                 }
@@ -481,7 +420,7 @@ public final class CudaDevice implements Device {
                 LOG.log(System.Logger.Level.WARNING, name + ": error while closing", e);
             }
         }
-        hostCopy.close();
+        single.closeThreads();
         // a context poisoned by a sticky error is destroyed with its last reference
         cuDevicePrimaryCtxRelease(cuDevice);
     }
@@ -556,20 +495,6 @@ public final class CudaDevice implements Device {
         }
         // only pinned memory has a device mapping; anything else answers CUDA_ERROR_INVALID_VALUE
         return cuMemHostGetDevicePointer(new CUdeviceptr(), Pointer.to(b), 0) == 0;
-    }
-
-    private void ensureStaging() {
-        if (staging == null) {
-            PinnedHostBuffer[] s = new PinnedHostBuffer[2];
-            CUevent[] e = new CUevent[2];
-            for (int i = 0; i < 2; i++) {
-                s[i] = allocatePinned(settings.stagingChunkBytes());
-                e[i] = new CUevent();
-                check(cuEventCreate(e[i], jcuda.driver.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-            }
-            staging = s;
-            stagingDone = e;
-        }
     }
 
     /** cuMemAlloc/cuMemFree, remembering each block's driver handle. */

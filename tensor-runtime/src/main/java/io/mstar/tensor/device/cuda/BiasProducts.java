@@ -68,11 +68,7 @@ final class BiasProducts implements AutoCloseable {
 
     /** Enqueues {@code out = a · w + bias} (row-major, as {@link CudaBlas#matmul}); operands checked by the caller. */
     void run(GemmPrecision precision, Pointer a, Pointer w, Pointer bias, Pointer out, int m, int n, int k) {
-        Plan plan = plans.get(new Shape(precision, m, n, k));
-        if (plan == null) {
-            plan = new Plan(precision, m, n, k);
-            plans.put(new Shape(precision, m, n, k), plan);
-        }
+        Plan plan = plans.computeIfAbsent(new Shape(precision, m, n, k), Plan::new);
         biasAddress.put(0, bias.address());
         blas.check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, biasAddress, 8),
                 "cublasLtMatmulDescSetAttribute(bias)");
@@ -100,17 +96,27 @@ final class BiasProducts implements AutoCloseable {
         final cublasLtMatrixLayoutOpaque_t out;
         final cublasLtMatmulHeuristicResult_t heuristic = new cublasLtMatmulHeuristicResult_t();
 
-        Plan(GemmPrecision precision, int m, int n, int k) {
-            String shape = precision + " " + m + "x" + n + "x" + k;
-            desc = new cublasLtMatmulDescOpaque_t(created(p -> cublasLtMatmulDescCreate(p, precision.computeType(),
-                    CUDA_R_32F), "cublasLtMatmulDescCreate"));
-            w = layout(precision.operandType(), n, k, "w");
-            a = layout(precision.operandType(), k, m, "a");
-            out = layout(CUDA_R_32F, n, m, "out");
-            try (IntPointer epilogue = new IntPointer(1).put(CUBLASLT_EPILOGUE_BIAS)) {
-                blas.check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, 4),
-                        "cublasLtMatmulDescSetAttribute(epilogue)");
+        /** Made whole or not at all: what a failure leaves made is destroyed before it propagates. */
+        Plan(Shape s) {
+            String shape = s.precision() + " " + s.m() + "x" + s.n() + "x" + s.k();
+            desc = new cublasLtMatmulDescOpaque_t(created(p -> cublasLtMatmulDescCreate(p,
+                    s.precision().computeType(), CUDA_R_32F), "cublasLtMatmulDescCreate"));
+            try {
+                w = layout(s.precision().operandType(), s.n(), s.k(), "w");
+                a = layout(s.precision().operandType(), s.k(), s.m(), "a");
+                out = layout(CUDA_R_32F, s.n(), s.m(), "out");
+                try (IntPointer epilogue = new IntPointer(1).put(CUBLASLT_EPILOGUE_BIAS)) {
+                    blas.check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue, 4),
+                            "cublasLtMatmulDescSetAttribute(epilogue)");
+                }
+                pickAlgorithm(shape);
+            } catch (RuntimeException e) {
+                close();
+                throw e;
             }
+        }
+
+        private void pickAlgorithm(String shape) {
             cublasLtMatmulPreferenceOpaque_t preference = new cublasLtMatmulPreferenceOpaque_t(created(
                     p -> cublasLtMatmulPreferenceCreate(p), "cublasLtMatmulPreferenceCreate"));
             try (LongPointer bytes = new LongPointer(1).put(workspaceBytes); IntPointer found = new IntPointer(1)) {
@@ -119,7 +125,6 @@ final class BiasProducts implements AutoCloseable {
                 blas.check(cublasLtMatmulAlgoGetHeuristic(handle, desc, w, a, out, out, preference, 1, heuristic,
                         found), "cublasLtMatmulAlgoGetHeuristic(" + shape + ")");
                 if (found.get() < 1) {
-                    close();
                     throw new DeviceException(Reason.INVALID_ARGUMENT, blas.deviceName(), "cuBLASLt has no "
                             + "algorithm for a biased product of " + shape);
                 }

@@ -1,6 +1,7 @@
 package io.mstar.bench.tts;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -52,7 +53,8 @@ import io.mstar.worker.resident.ResidentStats;
  * eager / resident (above 1: the captured step is faster).
  *
  * <p>Options: {@code --device host|cuda|auto} (auto: CUDA when a GPU is visible), {@code --batches 1,2,4,8,16,32},
- * {@code --steps 64}, {@code --prompt-bytes 32}, {@code --rounds 3}, {@code --verbose}.
+ * {@code --steps 64}, {@code --prompt-bytes 32}, {@code --rounds 3}, {@code --warmup 10} (seconds of untimed rounds
+ * at every batch size before the first is timed), {@code --verbose}.
  */
 public final class ResidentDecodeSteps {
 
@@ -62,11 +64,12 @@ public final class ResidentDecodeSteps {
     public static void main(String[] args) throws Exception {
         args = DriverLogging.configure(args);
         DriverOptions options = DriverOptions.parseOrExit("ResidentDecodeSteps", args, "--device", "auto", "--batches",
-                "1,2,4,8,16,32", "--steps", "64", "--prompt-bytes", "32", "--rounds", "3");
+                "1,2,4,8,16,32", "--steps", "64", "--prompt-bytes", "32", "--rounds", "3", "--warmup", "10");
         int[] batches = options.integers("--batches", 1);
         int steps = options.integer("--steps", 1);
         int promptBytes = options.integer("--prompt-bytes", 1);
         int rounds = options.integer("--rounds", 1);
+        Duration warmup = Duration.ofSeconds(options.integer("--warmup", 0));
         boolean cuda = options.cuda("--device");
         int maxBatch = Arrays.stream(batches).max().orElse(1);
         int pageSize = 16;
@@ -78,7 +81,8 @@ public final class ResidentDecodeSteps {
                     : () -> new HostLmBackend(weights);
             TimedForward timed = new TimedForward(device, backend);
             System.out.printf(Locale.ROOT, "toy-tts decode steps, eager vs resident: device %s, prompt %d bytes, "
-                    + "%d steps per round, best of %d rounds%n", device.name(), promptBytes, steps, rounds);
+                    + "%d steps per round, best of %d rounds, after %d s of warm-up rounds at every batch size%n",
+                    device.name(), promptBytes, steps, rounds, warmup.toSeconds());
             System.out.printf(Locale.ROOT, "a 2-int tensor: %.1f µs to write (allocate and copy in), %.1f µs to read "
                     + "(copy out); a step of B requests reads B and writes 3B of them%n", Int32Io.write(device),
                     Int32Io.read(device));
@@ -92,6 +96,18 @@ public final class ResidentDecodeSteps {
             ToyTtsLmKernel resident = new ToyTtsLmKernel(backend, ResidentSettings.of(ResidentMode.ON), registry);
             try (KvCache eagerCache = new KvCache(device, config, ToyTtsWeights.BYTES_PER_TOKEN);
                     KvCache residentCache = new KvCache(device, config, ToyTtsWeights.BYTES_PER_TOKEN)) {
+                // The JIT compiles a step's code after thousands of calls: untimed rounds of both kernels at every
+                // batch size first, each on fresh requests, so that the first batch size is not timed half-compiled.
+                long deadline = System.nanoTime() + warmup.toNanos();
+                do {
+                    for (int b : batches) {
+                        for (Batch w : List.of(new Batch(device, eager, eagerCache, b, promptBytes),
+                                new Batch(device, resident, residentCache, b, promptBytes))) {
+                            w.steps(steps);
+                            w.close();
+                        }
+                    }
+                } while (System.nanoTime() < deadline);
                 for (int b : batches) {
                     Batch e = new Batch(device, eager, eagerCache, b, promptBytes);
                     Batch r = new Batch(device, resident, residentCache, b, promptBytes);
